@@ -1,0 +1,131 @@
+import type { EmitEvent } from '../report/events.js';
+import type { ToolOutput } from '../tools/types.js';
+import type { BudgetExceeded, BudgetMeter } from './budget.js';
+import { ModelApiError, type MessageParam, type Model, type ModelTurn, type TokenUsage, type ToolSpec } from './model.js';
+
+export interface ToolUse {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export interface CheckRound {
+  passed: boolean;
+  /** What goes back to the model when the checks failed. */
+  feedback: string;
+}
+
+export interface LoopOptions {
+  model: Model;
+  system: string;
+  taskMessage: string;
+  tools: ToolSpec[];
+  meter: BudgetMeter;
+  maxTokens: number;
+  /** How many times failing checks go back to the model. */
+  checkRounds: number;
+  /** Aborted when the user interrupts the run. */
+  interrupt: AbortSignal;
+  emit: EmitEvent;
+  priceTurn(usage: TokenUsage): number | null;
+  /** Parses, guards and runs one call; never throws for what the model can recover from. */
+  runToolCall(use: ToolUse, step: number, signal: AbortSignal): Promise<ToolOutput>;
+  runChecks(round: number, signal: AbortSignal): Promise<CheckRound>;
+}
+
+export type LoopOutcome =
+  | { kind: 'finished'; finalText: string }
+  | { kind: 'checks_failed'; finalText: string; rounds: number }
+  | { kind: 'budget_exhausted'; exceeded: BudgetExceeded; finalText: string }
+  | { kind: 'refused'; finalText: string }
+  | { kind: 'model_error'; message: string; finalText: string }
+  | { kind: 'interrupted'; finalText: string };
+
+/**
+ * The agent loop: model turn, tool calls, repeat; when the model ends its turn the checks
+ * run and failures go back to it a bounded number of times. Limits are checked before
+ * every model call, and every path ends in an explicit outcome.
+ */
+export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
+  const { model, meter, emit } = options;
+  const remainingMs = Math.max(0, meter.budget.minutes * 60_000 - meter.elapsedMs());
+  const deadline = AbortSignal.timeout(remainingMs);
+  const signal = AbortSignal.any([options.interrupt, deadline]);
+  const messages: MessageParam[] = [{ role: 'user', content: options.taskMessage }];
+  let finalText = '';
+  let failedRounds = 0;
+
+  const stopped = (): LoopOutcome | null => {
+    if (options.interrupt.aborted) return { kind: 'interrupted', finalText };
+    if (deadline.aborted) return { kind: 'budget_exhausted', exceeded: { which: 'minutes', detail: `${meter.budget.minutes} minute limit reached` }, finalText };
+    return null;
+  };
+
+  for (;;) {
+    const early = stopped();
+    if (early) return early;
+    const exceeded = meter.exceeded();
+    if (exceeded) return { kind: 'budget_exhausted', exceeded, finalText };
+
+    const step = meter.steps + 1;
+    emit({ type: 'model_request', step, messages: messages.length, bytes: JSON.stringify(messages).length });
+    const started = Date.now();
+    let turn: ModelTurn;
+    try {
+      turn = await model.complete({ system: options.system, messages, tools: options.tools, maxTokens: options.maxTokens, signal });
+    } catch (error) {
+      const halted = stopped();
+      if (halted) return halted;
+      if (error instanceof ModelApiError) return { kind: 'model_error', message: error.message, finalText };
+      throw error;
+    }
+    meter.record(turn.usage, options.priceTurn(turn.usage));
+    emit({ type: 'model_response', step, stopReason: turn.stopReason, usage: turn.usage, content: turn.content, durationMs: Date.now() - started });
+
+    const text = turn.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n').trim();
+    if (text) finalText = text;
+    const uses = turn.content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, input: b.input }] : []));
+    if (turn.content.length > 0) messages.push({ role: 'assistant', content: turn.content });
+
+    if (turn.stopReason === 'refusal') return { kind: 'refused', finalText };
+    if (turn.stopReason === 'model_context_window_exceeded') {
+      return { kind: 'model_error', message: 'the conversation no longer fits the model context window', finalText };
+    }
+
+    if (uses.length > 0) {
+      const results = [];
+      for (const use of uses) {
+        const output = await options.runToolCall(use, step, signal);
+        results.push({ type: 'tool_result' as const, tool_use_id: use.id, content: output.content || '(no output)', is_error: output.isError });
+        const halted = stopped();
+        if (halted) return halted;
+      }
+      messages.push({ role: 'user', content: results });
+      continue;
+    }
+
+    switch (turn.stopReason) {
+      case 'pause_turn':
+        // The API paused a long turn; sending the conversation back lets it continue.
+        if (turn.content.length === 0) messages.push({ role: 'user', content: 'Continue.' });
+        continue;
+      case 'max_tokens':
+        messages.push({ role: 'user', content: 'Your reply was cut off at the output token limit. Continue where you stopped.' });
+        continue;
+      case 'end_turn':
+      case 'stop_sequence':
+        break;
+      default:
+        return { kind: 'model_error', message: `the model stopped with an unknown stop_reason "${turn.stopReason}"`, finalText };
+    }
+
+    if (turn.content.length === 0) messages.push({ role: 'assistant', content: '(no reply)' });
+    const round = await options.runChecks(failedRounds + 1, signal);
+    const halted = stopped();
+    if (halted) return halted;
+    if (round.passed) return { kind: 'finished', finalText };
+    failedRounds += 1;
+    if (failedRounds > options.checkRounds) return { kind: 'checks_failed', finalText, rounds: failedRounds };
+    messages.push({ role: 'user', content: round.feedback });
+  }
+}

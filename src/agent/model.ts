@@ -1,0 +1,54 @@
+import type { MessageParam } from '@anthropic-ai/sdk/resources/messages/messages.js';
+
+export type { MessageParam };
+
+/** A tool as the model sees it. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  input_schema: { type: 'object'; [key: string]: unknown };
+}
+
+export interface ModelRequest {
+  system: string;
+  messages: MessageParam[];
+  tools: ToolSpec[];
+  maxTokens: number;
+  signal: AbortSignal;
+}
+
+export type TurnBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown };
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+export const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+/** One assistant turn. stopReason is the API's own string (end_turn, tool_use, max_tokens, refusal, ...). */
+export interface ModelTurn {
+  content: TurnBlock[];
+  stopReason: string;
+  usage: TokenUsage;
+  /** The model that answered, as the API reported it. */
+  model: string;
+}
+
+export interface Model {
+  /** What the ticket named: a model id, or `replay:<file>`. */
+  readonly id: string;
+  complete(request: ModelRequest): Promise<ModelTurn>;
+}
+
+/** The model API failed for good (after the SDK's own retries): exit 6. */
+export class ModelApiError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ModelApiError';
+  }
+}

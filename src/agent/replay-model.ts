@@ -1,0 +1,76 @@
+import { readFile } from 'node:fs/promises';
+import { LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+import { UsageError, type Problem } from '../errors.js';
+import type { Model, ModelRequest, ModelTurn, TurnBlock } from './model.js';
+
+const ReplayTurn = z.strictObject({
+  text: z.string().optional(),
+  tools: z.array(z.record(z.string(), z.unknown()).refine((m) => Object.keys(m).length === 1, 'each tool is a one-key map: ToolName: {input}')).optional(),
+});
+const ReplayScript = z.strictObject({ turns: z.array(ReplayTurn) });
+type ReplayScript = z.infer<typeof ReplayScript>;
+
+/** Loads a replay script, reporting every problem with its line and column. */
+export async function loadReplayScript(file: string, shownAs = file): Promise<ReplayScript> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`${shownAs}: cannot read replay script (${(error as NodeJS.ErrnoException).code ?? error})`);
+  }
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  const problems: Problem[] = doc.errors.map((e) => {
+    const pos = lineCounter.linePos(e.pos[0]);
+    return { file: shownAs, line: pos.line, column: pos.col, field: '', message: e.message.split('\n')[0] ?? 'YAML error' };
+  });
+  if (problems.length === 0) {
+    const parsed = ReplayScript.safeParse(doc.toJS());
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) {
+      const node = doc.getIn(issue.path as (string | number)[], true) as { range?: [number, number, number] } | undefined;
+      const pos = lineCounter.linePos(node?.range?.[0] ?? 0);
+      problems.push({ file: shownAs, line: pos.line, column: pos.col, field: issue.path.join('.'), message: issue.message });
+    }
+  }
+  throw new UsageError(`${shownAs}: invalid replay script`, problems);
+}
+
+/**
+ * A deterministic, offline model that plays a script of assistant turns. The turn played
+ * is the number of assistant messages so far, so check feedback simply moves to the next
+ * turn. Usage is estimated as bytes / 4 so token budgets behave as they would live.
+ */
+export function createReplayModel(id: string, script: ReplayScript): Model {
+  return {
+    id,
+    async complete(request: ModelRequest): Promise<ModelTurn> {
+      request.signal.throwIfAborted();
+      const index = request.messages.filter((m) => m.role === 'assistant').length;
+      const turn = script.turns[index];
+      const content: TurnBlock[] = [];
+      if (turn === undefined) {
+        content.push({ type: 'text', text: '(the replay script has no more turns)' });
+      } else {
+        if (turn.text) content.push({ type: 'text', text: turn.text });
+        (turn.tools ?? []).forEach((tool, i) => {
+          const [name, input] = Object.entries(tool)[0] ?? ['', {}];
+          content.push({ type: 'tool_use', id: `toolu_replay_${index}_${i}`, name, input: input ?? {} });
+        });
+      }
+      const requestBytes = JSON.stringify({ s: request.system, m: request.messages, t: request.tools }).length;
+      return {
+        content,
+        stopReason: content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn',
+        usage: {
+          inputTokens: Math.ceil(requestBytes / 4),
+          outputTokens: Math.ceil(JSON.stringify(content).length / 4),
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+        },
+        model: id,
+      };
+    },
+  };
+}

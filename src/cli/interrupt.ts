@@ -1,0 +1,21 @@
+/**
+ * Turns the first SIGINT/SIGTERM into an abort the run handles (patch kept, worktree
+ * removed, exit 130); a second one exits at once.
+ */
+export function interruptOnSignals(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onSignal = (name: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(130);
+    process.stderr.write(`\ncorral: ${name}, stopping (again to quit at once)\n`);
+    controller.abort(new Error(name));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}

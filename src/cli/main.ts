@@ -1,0 +1,71 @@
+import { Command, CommanderError } from 'commander';
+import { createRequire } from 'node:module';
+import { EXIT, formatProblem, InternalError, UsageError } from '../errors.js';
+import type { CliIo } from './io.js';
+
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+/**
+ * The CLI: commander wiring only. Commands import their module when they run, and this
+ * is the one place that turns typed errors into exit codes.
+ */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  let exitCode: number = EXIT.passed;
+  const program = new Command()
+    .name('corral')
+    .description('Run a coding agent on a ticket inside a fence.')
+    .version(version)
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+
+  program
+    .command('run')
+    .description('run tickets (files or folders): worktree, agent, checks, fence, summary')
+    .argument('<tickets...>', 'ticket files (.yaml, .yml, .md) or folders of them')
+    .option('--json', 'print one JSON object per ticket on stdout, nothing else')
+    .option('--keep', 'keep the worktree after the run and print where it is')
+    .option('--model <id>', 'model id, or replay:<script.yaml>, overriding the ticket')
+    .option('--runs-dir <dir>', 'where run directories go (default: <repo>/.corral/runs)')
+    .action(async (tickets: string[], options: RunCommandOptions) => {
+      const { runCommand } = await import('./commands/run.js');
+      exitCode = await runCommand(tickets, options, io);
+    });
+
+  program
+    .command('check')
+    .description('validate ticket files without running anything')
+    .argument('<tickets...>', 'ticket files or folders')
+    .action(async (tickets: string[]) => {
+      const { checkCommand } = await import('./commands/check.js');
+      exitCode = await checkCommand(tickets, io);
+    });
+
+  try {
+    await program.parseAsync(argv);
+    return exitCode;
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+export interface RunCommandOptions {
+  json?: boolean;
+  keep?: boolean;
+  model?: string;
+  runsDir?: string;
+}
+
+function reportError(error: unknown, io: CliIo): number {
+  if (error instanceof CommanderError) {
+    // --help and --version end through here too, with code 0.
+    return error.exitCode === 0 ? EXIT.passed : EXIT.usage;
+  }
+  if (error instanceof UsageError) {
+    io.stderr.write(`corral: ${error.message}\n`);
+    for (const problem of error.problems) io.stderr.write(`  ${formatProblem(problem)}\n`);
+    return error.exitCode;
+  }
+  const internal = error instanceof InternalError ? error : new InternalError(String(error instanceof Error ? error.stack : error));
+  io.stderr.write(`corral: internal error: ${internal.message}\n`);
+  return internal.exitCode;
+}

@@ -1,0 +1,77 @@
+import path from 'node:path';
+import type { ChalkInstance } from 'chalk';
+import { totalTokens } from '../agent/budget.js';
+import type { RunResult, RunStatus } from '../run/result.js';
+import type { ChangeKind } from '../workspace/changes.js';
+
+const STATUS_LABEL: Record<RunStatus, string> = {
+  passed: 'PASSED',
+  failed: 'FAILED',
+  fence_violated: 'FENCE VIOLATED',
+  budget_exhausted: 'BUDGET EXHAUSTED',
+  blocked: 'BLOCKED',
+  refused: 'REFUSED',
+  model_error: 'MODEL ERROR',
+  interrupted: 'INTERRUPTED',
+  internal_error: 'INTERNAL ERROR',
+};
+
+const KIND_LETTER: Record<ChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', mode: 'm', type: 'T' };
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  return `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
+}
+
+/** The end-of-run summary a person reads in five seconds. Pure: paths shown relative to `cwd`. */
+export function formatSummary(result: RunResult, c: ChalkInstance, cwd: string): string {
+  const rel = (p: string) => path.relative(cwd, p) || '.';
+  const ok = result.status === 'passed';
+  const paint = ok ? c.green.bold : c.red.bold;
+  const lines: string[] = [];
+  const title = result.ticket.title ? ` — ${result.ticket.title}` : '';
+  lines.push(`${paint(`${ok ? '✔' : '✘'} ${STATUS_LABEL[result.status]}`)}  ${c.bold(result.ticket.id)}${title}  ${c.dim(`(exit ${result.exitCode})`)}`);
+  lines.push(`  ${c.dim('why')}      ${result.reason}`);
+
+  const tokens = totalTokens(result.usage);
+  const cached = result.usage.cacheReadTokens;
+  const cache = tokens > 0 && cached > 0 ? ` (${Math.round((cached / tokens) * 100)}% cached)` : '';
+  const cost = result.costUsd === null ? 'cost unknown' : `$${result.costUsd.toFixed(4)}`;
+  lines.push(`  ${c.dim('spent')}    ${result.steps} steps · ${tokens.toLocaleString('en-US')} tokens${cache} · ${cost} · ${formatDuration(result.durationMs)} · ${result.model.startsWith('replay:') ? `replay:${rel(result.model.slice(7))}` : result.model}`);
+
+  if (result.changes.length === 0) lines.push(`  ${c.dim('changes')}  none`);
+  else {
+    lines.push(`  ${c.dim('changes')}`);
+    const width = Math.min(60, Math.max(...result.changes.map((v) => v.change.path.length + (v.change.from ? v.change.from.length + 4 : 0))));
+    for (const v of result.changes) {
+      const name = v.change.from ? `${v.change.from} → ${v.change.path}` : v.change.path;
+      const verdict = v.allowed ? c.green('allowed') : c.red(`✘ ${v.reason}`);
+      lines.push(`    ${KIND_LETTER[v.change.kind]}  ${name.padEnd(width)}  ${verdict}`);
+    }
+  }
+
+  if (result.checks.length > 0) {
+    lines.push(`  ${c.dim('checks')}   ${c.dim(`round ${result.checkRoundsUsed}`)}`);
+    for (const check of result.checks) {
+      const mark = check.passed ? c.green('✔') : c.red('✘');
+      const how = check.passed ? '' : check.timedOut ? ' timed out' : ` exit ${check.exitCode}`;
+      lines.push(`    ${mark} ${check.name}${how}  ${c.dim(formatDuration(check.durationMs))}`);
+    }
+  }
+
+  lines.push(`  ${c.dim('calls')}    ${result.toolCalls} tool calls · ${result.denied.length} denied · ${result.asked.length} asked`);
+  for (const record of [...result.denied, ...result.asked]) {
+    lines.push(`    ${c.yellow('✘')} ${record.call}  ${c.dim(`${record.rule}: ${record.reason}`)}`);
+  }
+  if (result.followUps.length > 0) {
+    lines.push(`  ${c.dim('follow-ups')}`);
+    for (const item of result.followUps) lines.push(`    • ${item}`);
+  }
+  for (const warning of result.warnings) lines.push(`  ${c.yellow('warning')}  ${warning}`);
+  if (result.patch) lines.push(`  ${c.dim('patch')}    ${rel(result.patch)}`);
+  if (result.branch) lines.push(`  ${c.dim('branch')}   ${result.branch}`);
+  if (result.worktree) lines.push(`  ${c.dim('worktree')} ${result.worktree} (kept)`);
+  lines.push(`  ${c.dim('trace')}    ${rel(result.trace)}`);
+  return `${lines.join('\n')}\n`;
+}

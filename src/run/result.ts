@@ -1,0 +1,128 @@
+import type { BudgetKind } from '../agent/budget.js';
+import type { TokenUsage } from '../agent/model.js';
+import { EXIT } from '../errors.js';
+import type { Effect } from '../guard/decide.js';
+import type { FenceVerdict } from '../workspace/fence.js';
+
+export type RunStatus =
+  | 'passed'
+  | 'failed'
+  | 'fence_violated'
+  | 'budget_exhausted'
+  | 'blocked'
+  | 'refused'
+  | 'model_error'
+  | 'interrupted'
+  | 'internal_error';
+
+export function exitCodeOf(status: RunStatus): number {
+  switch (status) {
+    case 'passed':
+      return EXIT.passed;
+    case 'failed':
+      return EXIT.failed;
+    case 'fence_violated':
+      return EXIT.fence_violated;
+    case 'budget_exhausted':
+      return EXIT.budget_exhausted;
+    case 'blocked':
+      return EXIT.blocked;
+    case 'refused':
+      return EXIT.refused;
+    case 'model_error':
+      return EXIT.model_error;
+    case 'interrupted':
+      return EXIT.interrupted;
+    case 'internal_error':
+      return EXIT.internal;
+  }
+}
+
+// Most severe first: what a batch of runs exits with. Interruption and broken input or
+// internals come before outcomes; among outcomes a breached fence is the worst news.
+const SEVERITY = [
+  EXIT.interrupted,
+  EXIT.internal,
+  EXIT.usage,
+  EXIT.fence_violated,
+  EXIT.model_error,
+  EXIT.refused,
+  EXIT.blocked,
+  EXIT.budget_exhausted,
+  EXIT.failed,
+  EXIT.passed,
+] as const;
+
+export function mostSevereExitCode(codes: number[]): number {
+  let best = EXIT.passed as number;
+  for (const code of codes) {
+    const rank = (c: number) => {
+      const i = (SEVERITY as readonly number[]).indexOf(c);
+      return i === -1 ? 1 : i; // an unknown code ranks just below internal error
+    };
+    if (rank(code) < rank(best)) best = code;
+  }
+  return best;
+}
+
+export interface CheckResult {
+  name: string;
+  command: string;
+  passed: boolean;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  output: string;
+}
+
+export interface CallRecord {
+  step: number;
+  tool: string;
+  effect: Effect;
+  rule: string;
+  reason: string;
+  /** A short rendering of the call for the summary. */
+  call: string;
+}
+
+export interface RunResult {
+  runId: string;
+  ticket: { id: string; file: string; title?: string };
+  status: RunStatus;
+  exitCode: number;
+  /** One line saying why the run ended as it did. */
+  reason: string;
+  /** Which budget ran out, when status is budget_exhausted. */
+  budgetExhausted?: BudgetKind;
+  model: string;
+  steps: number;
+  usage: TokenUsage;
+  costUsd: number | null;
+  durationMs: number;
+  baseCommit?: string;
+  changes: FenceVerdict[];
+  checks: CheckResult[];
+  checkRoundsUsed: number;
+  toolCalls: number;
+  denied: CallRecord[];
+  asked: CallRecord[];
+  followUps: string[];
+  finalText: string;
+  runDir: string;
+  patch?: string;
+  trace: string;
+  branch?: string;
+  /** Where the worktree was kept (--keep). */
+  worktree?: string;
+  warnings: string[];
+}
+
+/** The agent's `QUEUE:` lines: problems it noticed outside the task. */
+export function extractFollowUps(finalText: string): string[] {
+  return finalText
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('QUEUE:'))
+    .map((line) => line.slice('QUEUE:'.length).trim())
+    .filter((line) => line.length > 0);
+}

@@ -1,0 +1,75 @@
+import { open, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+
+const SKIPPED_DIRS = new Set(['node_modules']);
+
+/**
+ * The ticket files named by `paths`: a file is taken as is (the loader judges its
+ * extension); a directory is searched recursively for `.yaml`/`.yml` files and for
+ * `.md` files that start with front matter, so READMEs next to tickets are skipped.
+ * Returns each file once, as spelled by the caller, sorted by path.
+ */
+export async function discoverTickets(paths: string[]): Promise<string[]> {
+  const missing: string[] = [];
+  const found: string[][] = await Promise.all(
+    paths.map(async (given) => {
+      const stats = await stat(given).catch(() => null);
+      if (!stats) {
+        missing.push(given);
+        return [];
+      }
+      return stats.isDirectory() ? findTicketsIn(path.normalize(given)) : [path.normalize(given)];
+    }),
+  );
+  if (missing.length > 0) {
+    throw new UsageError(`no such file or directory: ${missing.join(', ')}`);
+  }
+  const byAbsolute = new Map<string, string>();
+  for (const file of found.flat()) {
+    const key = path.resolve(file);
+    if (!byAbsolute.has(key)) byAbsolute.set(key, file);
+  }
+  return [...byAbsolute.values()].sort(comparePaths);
+}
+
+async function findTicketsIn(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const nested = await Promise.all(
+    entries.map(async (entry): Promise<string[]> => {
+      const full = path.join(dir, entry.name);
+      // Symlinked directories are not followed: they can loop, or lead out of the tree.
+      if (entry.isDirectory()) {
+        return entry.name.startsWith('.') || SKIPPED_DIRS.has(entry.name) ? [] : findTicketsIn(full);
+      }
+      const isFile = entry.isFile() || (entry.isSymbolicLink() && (await stat(full).then((s) => s.isFile(), () => false)));
+      return isFile && (await looksLikeTicket(full)) ? [full] : [];
+    }),
+  );
+  return nested.flat();
+}
+
+async function looksLikeTicket(file: string): Promise<boolean> {
+  const extension = path.extname(file).toLowerCase();
+  if (extension === '.yaml' || extension === '.yml') return true;
+  if (extension === '.md') return startsWithFrontMatter(file);
+  return false;
+}
+
+async function startsWithFrontMatter(file: string): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(64);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const head = buffer.toString('utf8', 0, bytesRead).replace(/^\uFEFF/, '');
+    // The whole first line must be in the buffer (or be the whole file) to be `---`.
+    return /^---[ \t]*(\r?\n|$)/.test(head) && (bytesRead < buffer.length || /\n/.test(head));
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Plain code-point order, so the result does not depend on the locale. */
+function comparePaths(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

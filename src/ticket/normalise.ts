@@ -1,0 +1,57 @@
+import type { TicketFile, TicketFileCommand } from './schema.js';
+import {
+  DEFAULT_BUDGET,
+  DEFAULT_CHECK_ROUNDS,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  type Ticket,
+  type TicketCommand,
+} from './types.js';
+
+/** What the loader worked out from outside the validated fields. */
+export interface TicketFacts {
+  /** Absolute path of the ticket file. */
+  file: string;
+  /** `id` as written, or the one taken from the file name. */
+  id: string;
+  /** Top directory of the repository. */
+  repo: string;
+  /** From `task`, or the Markdown body. */
+  task: string;
+  /** `model` with a replay path made absolute. */
+  model?: string;
+}
+
+/** Builds the `Ticket` the run uses: defaults filled in, commands in one shape. */
+export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket {
+  return {
+    file: facts.file,
+    id: facts.id,
+    title: fields.title,
+    repo: facts.repo,
+    base: fields.base ?? 'HEAD',
+    task: facts.task.trim(),
+    allow: fields.allow,
+    forbid: fields.forbid ?? [],
+    setup: (fields.setup ?? []).map(normaliseCommand),
+    checks: (fields.checks ?? []).map(normaliseCommand),
+    budget: { ...DEFAULT_BUDGET, ...fields.budget },
+    model: facts.model,
+    checkRounds: fields.check_rounds ?? DEFAULT_CHECK_ROUNDS,
+    allowEmpty: fields.allow_empty ?? false,
+    policy: fields.policy,
+    labels: fields.labels ?? [],
+    env: fields.env ?? [],
+    sandbox: fields.sandbox ?? 'auto',
+    network: fields.network ?? false,
+  };
+}
+
+function normaliseCommand(command: TicketFileCommand): TicketCommand {
+  if (typeof command === 'string') return { name: command, run: command, timeoutMs: DEFAULT_COMMAND_TIMEOUT_MS };
+  return {
+    name: command.name ?? command.run,
+    run: command.run,
+    timeoutMs:
+      command.timeout_seconds === undefined ? DEFAULT_COMMAND_TIMEOUT_MS : Math.ceil(command.timeout_seconds * 1000),
+  };
+}

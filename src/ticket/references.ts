@@ -1,0 +1,78 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { findRepoRoot, resolveCommit } from '../workspace/git.js';
+import type { FieldProblem } from './positions.js';
+
+// The fields that name things outside the ticket file: the repository, a commit in
+// it, and a replay script. They are checked against the disk and git here so a bad
+// ticket fails before any worktree exists. Each check looks only at its own raw
+// field, so these problems are reported alongside the schema's.
+
+const REPLAY_PREFIX = 'replay:';
+
+export interface RepoResolution {
+  /** Top directory of the repository, when it was found. */
+  root?: string;
+  problems: FieldProblem[];
+}
+
+/** Finds the repository the ticket works on: `repo` relative to the ticket, or the one containing it. */
+export async function resolveRepo(repo: unknown, ticketFile: string): Promise<RepoResolution> {
+  if (repo !== undefined && typeof repo !== 'string') return { problems: [] };
+  const ticketDir = path.dirname(ticketFile);
+  if (repo === undefined || repo === '') {
+    const root = await findRepoRoot(ticketDir);
+    if (root) return { root, problems: [] };
+    return problem(['repo'], 'the ticket is not inside a git repository', 'set `repo:` to the repository to work on');
+  }
+  const dir = path.resolve(ticketDir, repo);
+  if (!(await isDirectory(dir))) {
+    return problem(['repo'], `\`${repo}\` is not a directory (resolved to ${dir})`, '`repo` is relative to the ticket file');
+  }
+  const root = await findRepoRoot(dir);
+  if (root) return { root, problems: [] };
+  return problem(['repo'], `\`${repo}\` is not in a git repository (resolved to ${dir})`, 'point `repo` at a git repository, or run `git init` there');
+}
+
+/** Checks that `base` (default `HEAD`) names a commit in the repository. */
+export async function checkBase(base: unknown, repoRoot: string): Promise<FieldProblem[]> {
+  if (base !== undefined && (typeof base !== 'string' || base === '')) return [];
+  const rev = base ?? 'HEAD';
+  if (await resolveCommit(repoRoot, rev)) return [];
+  const hint =
+    base === undefined
+      ? 'the repository has no commits yet: commit something, or set `base`'
+      : 'use a branch, tag or commit that exists, e.g. `base: main`';
+  return problem(['base'], `\`${rev}\` does not resolve to a commit in ${repoRoot}`, hint).problems;
+}
+
+export interface ModelResolution {
+  /** The model as the run uses it: an id, or `replay:<absolute path>`. */
+  model?: string;
+  problems: FieldProblem[];
+}
+
+/** Resolves `replay:<file>` against the ticket's directory and checks the file exists. */
+export async function resolveModel(model: unknown, ticketFile: string): Promise<ModelResolution> {
+  if (typeof model !== 'string') return { problems: [] };
+  if (!model.startsWith(REPLAY_PREFIX)) return { model, problems: [] };
+  const script = model.slice(REPLAY_PREFIX.length).trim();
+  if (script === '') return problem(['model'], 'no replay file given', 'write `replay:<file>`, relative to the ticket file');
+  const absolute = path.resolve(path.dirname(ticketFile), script);
+  if (!(await isFile(absolute))) {
+    return problem(['model'], `replay file \`${script}\` does not exist (resolved to ${absolute})`, 'the path is relative to the ticket file');
+  }
+  return { model: `${REPLAY_PREFIX}${absolute}`, problems: [] };
+}
+
+function problem(fieldPath: string[], message: string, hint: string): { problems: FieldProblem[] } {
+  return { problems: [{ path: fieldPath, target: 'value', message, hint }] };
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  return stat(p).then((s) => s.isDirectory(), () => false);
+}
+
+async function isFile(p: string): Promise<boolean> {
+  return stat(p).then((s) => s.isFile(), () => false);
+}

@@ -1,0 +1,144 @@
+import { z } from 'zod';
+import { findGlobProblem } from './glob-problem.js';
+import { DEFAULT_BUDGET, DEFAULT_CHECK_ROUNDS, DEFAULT_COMMAND_TIMEOUT_MS } from './types.js';
+
+// The ticket file as people write it (snake_case keys, strings or objects for
+// commands). `normalise.ts` turns it into the `Ticket` of `types.ts`. Defaults live in
+// `types.ts` and the loader; here they only appear as documentation for editors.
+
+export const TICKET_SCHEMA_ID = 'https://corral.dev/schema/ticket.schema.json';
+export const TICKET_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const NOT_BLANK = /\S/;
+
+const glob = z
+  .string()
+  .min(1)
+  .superRefine((value, ctx) => {
+    // Emptiness is reported by min(1); do not report it twice.
+    const problem = value === '' ? null : findGlobProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, params: { hint: problem.hint } });
+  })
+  .meta({ description: 'A glob over repository-relative paths, e.g. `src/**`.' });
+
+export const commandObjectSchema = z.strictObject({
+  run: z.string().regex(NOT_BLANK, { error: 'command is empty' }).meta({ description: 'A bash command line.' }),
+  name: z.string().min(1).optional().meta({ description: 'Shown in summaries; defaults to the command.' }),
+  timeout_seconds: z
+    .number()
+    .positive()
+    .optional()
+    .meta({
+      description: 'Seconds before the command is killed.',
+      default: DEFAULT_COMMAND_TIMEOUT_MS / 1000,
+    }),
+});
+
+const command = z.union([
+  z.string().regex(NOT_BLANK, { error: 'command is empty' }).meta({ description: 'A bash command line.' }),
+  commandObjectSchema,
+]);
+
+export const budgetSchema = z.strictObject({
+  steps: z.int().positive().optional().meta({ description: 'Model turns.', default: DEFAULT_BUDGET.steps }),
+  tokens: z.int().positive().optional().meta({ description: 'Input plus output tokens.', default: DEFAULT_BUDGET.tokens }),
+  minutes: z.number().positive().optional().meta({ description: 'Wall-clock minutes.', default: DEFAULT_BUDGET.minutes }),
+  usd: z.number().positive().optional().meta({ description: 'Estimated cost in US dollars.' }),
+});
+
+export const ticketFileSchema = z.strictObject({
+  id: z
+    .string()
+    .regex(TICKET_ID_PATTERN, { error: (issue) => `\`${String(issue.input)}\` is not a valid id` })
+    .optional()
+    .meta({ description: 'Names the run and its branch; defaults to the file name without extension.' }),
+  title: z.string().optional().meta({ description: 'A one-line summary for reports.' }),
+  repo: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({
+      description:
+        'The git repository to work on, relative to the ticket file; defaults to the repository containing the ticket.',
+    }),
+  base: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The commit-ish to start from.', default: 'HEAD' }),
+  task: z
+    .string()
+    .regex(NOT_BLANK, { error: 'task is empty' })
+    .meta({ description: 'What to do. In a Markdown ticket, the body after the front matter.' }),
+  allow: z.array(glob).min(1).meta({ description: 'Globs of the paths the run may change.' }),
+  forbid: z.array(glob).optional().meta({ description: 'Globs of paths that may never change; beats `allow`.' }),
+  setup: z
+    .array(command)
+    .optional()
+    .meta({ description: 'Commands run in the worktree before the agent starts (trusted, not guarded).' }),
+  checks: z
+    .array(command)
+    .optional()
+    .meta({ description: 'Commands that must all pass when the agent says it is done.' }),
+  budget: budgetSchema.optional().meta({ description: 'Limits for the run.' }),
+  model: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'A model id, or `replay:<file>` (relative to the ticket) for a scripted model.' }),
+  check_rounds: z
+    .int()
+    .min(0)
+    .optional()
+    .meta({ description: 'How many times failing checks go back to the model.', default: DEFAULT_CHECK_ROUNDS }),
+  allow_empty: z
+    .boolean()
+    .optional()
+    .meta({ description: 'Whether a run that changes nothing may pass.', default: false }),
+  policy: z
+    .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
+    .optional()
+    .meta({ description: 'Extra guard rules for this ticket.' }),
+  labels: z.array(z.string().min(1)).optional().meta({ description: 'Free-form tags for rules and reports.' }),
+  env: z
+    .array(
+      z.string().regex(ENV_NAME_PATTERN, {
+        error: (issue) => `\`${String(issue.input)}\` is not an environment variable name`,
+      }),
+    )
+    .optional()
+    .meta({ description: 'Names of environment variables passed through to tools and checks.' }),
+  sandbox: z
+    .enum(['bwrap', 'none', 'auto'])
+    .optional()
+    .meta({ description: 'How commands are isolated; `auto` uses bubblewrap where it exists.', default: 'auto' }),
+  network: z.boolean().optional().meta({ description: 'Whether sandboxed commands get network access.', default: false }),
+});
+
+/** A ticket file after schema validation, before paths are resolved and defaults filled in. */
+export type TicketFile = z.output<typeof ticketFileSchema>;
+export type TicketFileCommand = z.output<typeof command>;
+
+/**
+ * The field names allowed in the mapping at `path`, for did-you-mean suggestions.
+ * Empty when that mapping takes any keys (such as `policy`).
+ */
+export function fieldNamesAt(path: readonly PropertyKey[]): string[] {
+  if (path.length === 0) return Object.keys(ticketFileSchema.shape);
+  if (path.length === 1 && path[0] === 'budget') return Object.keys(budgetSchema.shape);
+  if (path.length === 2 && (path[0] === 'setup' || path[0] === 'checks')) return Object.keys(commandObjectSchema.shape);
+  return [];
+}
+
+/** The published JSON Schema of ticket files, for editors. */
+export function ticketJsonSchema(): Record<string, unknown> {
+  const { $schema, ...rest } = z.toJSONSchema(ticketFileSchema, { target: 'draft-2020-12', io: 'input' });
+  return {
+    $schema,
+    $id: TICKET_SCHEMA_ID,
+    title: 'corral ticket',
+    description:
+      'A task for a coding agent and the fence around it. In a Markdown ticket these fields are the YAML front matter and the body is the task.',
+    ...rest,
+  };
+}

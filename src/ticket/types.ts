@@ -1,0 +1,50 @@
+/** A command the harness runs (setup or check), normalised from a string or an object. */
+export interface TicketCommand {
+  /** Shown in summaries; defaults to the command itself. */
+  name: string;
+  /** A bash command line, run with `bash -c` in the worktree root. */
+  run: string;
+  timeoutMs: number;
+}
+
+export interface TicketBudget {
+  steps: number;
+  tokens: number;
+  minutes: number;
+  usd?: number;
+}
+
+export type SandboxMode = 'bwrap' | 'none' | 'auto';
+
+/** A ticket after validation and normalisation: paths absolute, defaults filled in. */
+export interface Ticket {
+  /** Absolute path of the ticket file. */
+  file: string;
+  id: string;
+  title?: string;
+  /** Absolute path of the top directory of the git repository to work on. */
+  repo: string;
+  /** The commit-ish as written (default `HEAD`); resolved to a commit when the worktree is made. */
+  base: string;
+  task: string;
+  allow: string[];
+  forbid: string[];
+  setup: TicketCommand[];
+  checks: TicketCommand[];
+  budget: TicketBudget;
+  /** A model id, `replay:<absolute path>`, or undefined for the default model. */
+  model?: string;
+  checkRounds: number;
+  allowEmpty: boolean;
+  /** Extra guard rules for this ticket, as written; enforced once the guard lands. */
+  policy?: unknown;
+  labels: string[];
+  /** Names of environment variables passed through to tools and checks. */
+  env: string[];
+  sandbox: SandboxMode;
+  network: boolean;
+}
+
+export const DEFAULT_BUDGET: TicketBudget = { steps: 50, tokens: 2_000_000, minutes: 30 };
+export const DEFAULT_CHECK_ROUNDS = 2;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 10 * 60 * 1000;

@@ -1,0 +1,58 @@
+import { glob } from 'tinyglobby';
+import { z } from 'zod';
+import { toolError } from './file-errors.js';
+import { sortNewestFirst } from './newest-first.js';
+import { capText } from './output-cap.js';
+import { statSearchRoot } from './search-root.js';
+import { displayPath, resolveToolPath } from './tool-paths.js';
+import type { ToolContext, ToolDefinition, ToolOutput } from './types.js';
+
+const MAX_RESULTS = 1000;
+
+const GlobInput = z.strictObject({
+  pattern: z.string().min(1).describe('Glob pattern, e.g. "**/*.ts" or "src/**/test_*.py".'),
+  path: z.string().min(1).optional().describe('Directory to search in, relative to the repository root (default: the root).'),
+});
+export type GlobInput = z.infer<typeof GlobInput>;
+
+export const globTool: ToolDefinition<GlobInput> = {
+  name: 'Glob',
+  description:
+    'Find files by name with a glob pattern (e.g. "**/*.ts"). Searches the repository root, or `path` ' +
+    '(relative to the root). Hidden files are included, .git is not. ' +
+    `Returns paths relative to the repository root, most recently modified first, at most ${MAX_RESULTS}.`,
+  kind: 'search',
+  input: GlobInput,
+  paths: (input) => [input.path ?? '.'],
+  execute: executeGlob,
+};
+
+async function executeGlob(input: GlobInput, ctx: ToolContext): Promise<ToolOutput> {
+  const root = resolveToolPath(input.path ?? '.', ctx.worktree);
+  const shownRoot = displayPath(root, ctx.worktree);
+  const searchRoot = await statSearchRoot(root, shownRoot);
+  if (searchRoot.kind === 'error') return searchRoot.output;
+  if (searchRoot.kind === 'file') return toolError(`${shownRoot} is a file; path must be a directory to search in.`);
+
+  const found = await glob(input.pattern, {
+    cwd: root,
+    absolute: true,
+    dot: true,
+    onlyFiles: true,
+    expandDirectories: false,
+    // Symlinked directories may loop or lead out of the repository; list them, do not walk them.
+    followSymbolicLinks: false,
+    ignore: ['**/.git', '**/.git/**'],
+    signal: ctx.signal,
+  });
+  if (ctx.signal.aborted) return toolError('The search was interrupted.');
+  if (found.length === 0) return { content: `No files match ${input.pattern} in ${shownRoot}.`, isError: false };
+
+  const sorted = await sortNewestFirst(found);
+  const shown = sorted.slice(0, MAX_RESULTS).map((file) => displayPath(file, ctx.worktree));
+  const note =
+    sorted.length > MAX_RESULTS
+      ? `\n\n[Showing the ${MAX_RESULTS} most recently modified of ${sorted.length} files; narrow the pattern or path to see the rest.]`
+      : '';
+  return { content: capText(shown.join('\n') + note, ctx.outputCap), isError: false };
+}

@@ -1,0 +1,144 @@
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { execa } from 'execa';
+import { CappedOutput } from './output-cap.js';
+
+// The one process runner: the Bash tool, ticket checks and setup commands all go
+// through here, so timeouts, kills, output caps and the environment behave the same
+// everywhere.
+
+export interface RunCommandOptions {
+  /** A shell string, run with `bash -c`. */
+  command: string;
+  cwd: string;
+  /** The complete environment of the command; nothing is inherited from corral. */
+  env: Record<string, string>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Bytes of output kept (head and tail); the rest is counted and cut. */
+  outputCap: number;
+}
+
+/** The same shape for success, failure, timeout and abort; runCommand never throws for a failing command. */
+export interface CommandResult {
+  /** Null when the command was killed by a signal or could not start. */
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** stdout and stderr interleaved in arrival order, capped with a visible cut marker. */
+  output: string;
+  totalBytes: number;
+  durationMs: number;
+}
+
+/**
+ * Once the main process has exited, how long to wait for its pipes to close. They only
+ * stay open when a process escaped the process group (setsid) while holding them; we
+ * stop reading then rather than wait for it forever.
+ */
+const PIPE_DRAIN_GRACE_MS = 2_000;
+
+export async function runCommand(options: RunCommandOptions): Promise<CommandResult> {
+  const started = performance.now();
+  const output = new CappedOutput(options.outputCap);
+  const { signal } = options;
+  if (signal?.aborted) {
+    return { exitCode: null, signal: null, timedOut: false, aborted: true, output: '', totalBytes: 0, durationMs: 0 };
+  }
+
+  const subprocess = execa('bash', ['-c', options.command], {
+    cwd: options.cwd,
+    env: options.env,
+    extendEnv: false,
+    // A command that reads stdin gets EOF at once instead of hanging the run.
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    // The child leads its own process group, so one kill reaches everything it started.
+    detached: true,
+    // We read the streams ourselves into a capped buffer; execa must not hold them.
+    buffer: false,
+    reject: false,
+  });
+
+  const killGroup = (): void => killProcessGroup(subprocess.pid);
+  let exited = false;
+  let timedOut = false;
+  let aborted = false;
+  let exitCode: number | null = null;
+  let exitSignal: string | null = null;
+
+  const timer = setTimeout(() => {
+    if (exited) return;
+    timedOut = true;
+    killGroup();
+  }, options.timeoutMs);
+  const onAbort = (): void => {
+    if (exited) return;
+    aborted = true;
+    killGroup();
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+
+  const streams = [subprocess.stdout, subprocess.stderr].filter((s): s is Readable => s !== null);
+  for (const stream of streams) {
+    stream.on('data', (chunk: Buffer | string) => output.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
+  }
+
+  let drainTimer: NodeJS.Timeout | undefined;
+  subprocess.once('exit', (code: number | null, killedBy: NodeJS.Signals | null) => {
+    exited = true;
+    exitCode = code;
+    exitSignal = killedBy;
+    // A backgrounded grandchild (`sleep 1000 &`) would keep the pipes open and outlive
+    // the call; the command is over when its main process is.
+    killGroup();
+    drainTimer = setTimeout(() => {
+      for (const stream of streams) stream.destroy();
+    }, PIPE_DRAIN_GRACE_MS);
+    drainTimer.unref();
+  });
+
+  let startError: string | undefined;
+  try {
+    const result = await subprocess;
+    // Without an exit event the command never ran (bad cwd, no bash).
+    if (!exited && result.failed) startError = result.originalMessage || result.shortMessage;
+  } catch (error) {
+    startError = error instanceof Error ? error.message : String(error);
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(drainTimer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+  // Whatever happened above, nothing the command started may survive the call.
+  killGroup();
+
+  // Wait for the output already in flight before reading it.
+  await Promise.all(streams.map((stream) => (stream.closed ? undefined : once(stream, 'close').catch(() => undefined))));
+
+  let text = output.text();
+  if (startError !== undefined) text += `${text && !text.endsWith('\n') ? '\n' : ''}failed to start: ${startError}`;
+  return {
+    exitCode,
+    signal: exitSignal,
+    timedOut,
+    aborted,
+    output: text,
+    totalBytes: output.totalBytes,
+    durationMs: Math.round(performance.now() - started),
+  };
+}
+
+function killProcessGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch (error) {
+    // ESRCH: the group is already gone. EPERM: the id now belongs to someone else's
+    // group; it is not ours to kill. Either way there is nothing left of ours.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ESRCH' && code !== 'EPERM') throw error;
+  }
+}

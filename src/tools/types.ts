@@ -1,0 +1,39 @@
+import type { z } from 'zod';
+
+export const TOOL_NAMES = ['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep'] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+/** What a call does to the world; the guard and the trace key on it. */
+export type ToolKind = 'read' | 'search' | 'edit' | 'execute';
+
+/** Everything a tool needs from the run, handed in explicitly. */
+export interface ToolContext {
+  /** Absolute, real path of the worktree root; relative paths resolve against it. */
+  worktree: string;
+  /** The complete environment for processes the tool starts (nothing inherited). */
+  env: Record<string, string>;
+  signal: AbortSignal;
+  /** Bytes of output a tool may return before it is cut (head and tail kept). */
+  outputCap: number;
+  /** Default and maximum timeout of a Bash call, in milliseconds. */
+  bashTimeoutMs: number;
+  bashMaxTimeoutMs: number;
+}
+
+/** What goes back to the model as a tool_result. */
+export interface ToolOutput {
+  content: string;
+  isError: boolean;
+}
+
+export interface ToolDefinition<Input = unknown> {
+  name: ToolName;
+  description: string;
+  kind: ToolKind;
+  /** One schema serves the model's input_schema and the runtime parse. */
+  input: z.ZodType<Input>;
+  /** The file paths the call names, as given (absolute or relative to the worktree), before anything runs. */
+  paths(input: Input): string[];
+  /** Runs the call. Failures the model can recover from are returned with isError, never thrown. */
+  execute(input: Input, ctx: ToolContext): Promise<ToolOutput>;
+}

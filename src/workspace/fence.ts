@@ -1,0 +1,33 @@
+import picomatch from 'picomatch';
+import type { Change } from './changes.js';
+
+export interface FenceVerdict {
+  change: Change;
+  allowed: boolean;
+  /** Why a path is not allowed: the forbid glob it matched, or that no allow glob matched. */
+  reason?: string;
+}
+
+export interface FenceResult {
+  ok: boolean;
+  verdicts: FenceVerdict[];
+}
+
+/** Checks every changed path against the ticket's globs; `forbid` beats `allow`. Pure. */
+export function checkFence(changes: Change[], allow: string[], forbid: string[]): FenceResult {
+  const options = { dot: true };
+  const allowMatchers = allow.map((glob) => ({ glob, match: picomatch(glob, options) }));
+  const forbidMatchers = forbid.map((glob) => ({ glob, match: picomatch(glob, options) }));
+  const judge = (file: string): string | undefined => {
+    const forbidden = forbidMatchers.find((m) => m.match(file));
+    if (forbidden) return `matches forbid ${forbidden.glob}`;
+    if (!allowMatchers.some((m) => m.match(file))) return 'matches no allow glob';
+    return undefined;
+  };
+  const verdicts = changes.map((change): FenceVerdict => {
+    // A rename deletes its old path, so both ends must be allowed.
+    const reason = judge(change.path) ?? (change.from === undefined ? undefined : judge(change.from));
+    return reason === undefined ? { change, allowed: true } : { change, allowed: false, reason };
+  });
+  return { ok: verdicts.every((v) => v.allowed), verdicts };
+}

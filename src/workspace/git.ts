@@ -1,0 +1,105 @@
+import { execa } from 'execa';
+
+// Every git command the harness runs ignores global and system config and runs no
+// hooks, fsmonitor or credential helper, so neither the repository nor the agent can
+// get code run by corral through git.
+const HARDENED_CONFIG = [
+  'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'core.untrackedCache=false',
+  'credential.helper=',
+  'protocol.allow=never',
+  'commit.gpgSign=false',
+  'tag.gpgSign=false',
+  'diff.external=',
+  'core.pager=cat',
+  'user.name=corral',
+  'user.email=corral@localhost',
+];
+
+export function hardenedGitEnv(base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'SYSTEMROOT']) {
+    const value = base[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return {
+    ...env,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_NO_REPLACE_OBJECTS: '1',
+  };
+}
+
+export interface GitResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+export class GitError extends Error {
+  constructor(
+    readonly args: string[],
+    readonly result: GitResult,
+  ) {
+    super(`git ${args.join(' ')} failed (exit ${result.exitCode}): ${result.stderr.trim() || result.stdout.trim()}`);
+    this.name = 'GitError';
+  }
+}
+
+export interface GitOptions {
+  /** Allow a non-zero exit instead of throwing GitError. */
+  allowFailure?: boolean;
+  /** Extra environment, e.g. GIT_INDEX_FILE. */
+  env?: Record<string, string>;
+  input?: string;
+}
+
+/** Runs hardened git in `cwd` and returns its output; throws GitError on failure. */
+export async function git(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
+  const { stdout, ...rest } = await runGit(cwd, args, options, 'utf8');
+  return { stdout: String(stdout), ...rest };
+}
+
+/** Like `git`, but stdout as bytes: a patch of a non-UTF-8 file must survive unchanged. */
+export async function gitBytes(cwd: string, args: string[], options: GitOptions = {}): Promise<Buffer> {
+  return (await runGit(cwd, args, options, 'buffer')).stdout as Buffer;
+}
+
+async function runGit(cwd: string, args: string[], options: GitOptions, encoding: 'utf8' | 'buffer') {
+  const configArgs = HARDENED_CONFIG.flatMap((c) => ['-c', c]);
+  const result = await execa('git', [...configArgs, ...args], {
+    cwd,
+    env: { ...hardenedGitEnv(), ...options.env },
+    extendEnv: false,
+    reject: false,
+    stripFinalNewline: false,
+    encoding,
+    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
+    maxBuffer: 1024 * 1024 * 1024,
+  });
+  const stderr = String(result.stderr ?? '');
+  const exitCode = result.exitCode ?? 1;
+  if (exitCode !== 0 && !options.allowFailure) {
+    throw new GitError(args, { stdout: String(result.stdout ?? ''), stderr, exitCode });
+  }
+  return { stdout: result.stdout as unknown as string | Buffer, stderr, exitCode };
+}
+
+/** The top directory of the repository containing `dir`, or null when it is not in one. */
+export async function findRepoRoot(dir: string): Promise<string | null> {
+  const r = await git(dir, ['rev-parse', '--show-toplevel'], { allowFailure: true }).catch(() => null);
+  if (!r || r.exitCode !== 0) return null;
+  return r.stdout.trim();
+}
+
+/** The commit `rev` names in `repo`, or null when it does not resolve to a commit. */
+export async function resolveCommit(repo: string, rev: string): Promise<string | null> {
+  if (rev.startsWith('-')) return null;
+  const r = await git(repo, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], {
+    allowFailure: true,
+  });
+  return r.exitCode === 0 ? r.stdout.trim() : null;
+}

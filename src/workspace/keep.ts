@@ -1,0 +1,28 @@
+import { writeFile } from 'node:fs/promises';
+import { git, gitBytes } from './git.js';
+import type { Snapshot } from './changes.js';
+
+/**
+ * Writes the snapshot as a patch against the base commit: untracked and binary files
+ * included, applicable with `git apply` on the base.
+ */
+export async function writePatch(snapshot: Snapshot, file: string): Promise<void> {
+  const patch = await gitBytes(
+    snapshot.worktree.dir,
+    ['diff-index', '--cached', '--patch', '--binary', '--full-index', '--no-ext-diff', '--no-color', snapshot.worktree.baseCommit],
+    { env: snapshot.env },
+  );
+  await writeFile(file, patch);
+}
+
+/**
+ * Commits the snapshot as one commit on top of the base and points `branch` at it in the
+ * host repository (worktrees share refs). Whatever the agent committed is folded in.
+ */
+export async function commitToBranch(snapshot: Snapshot, branch: string, message: string): Promise<string> {
+  const cwd = snapshot.worktree.dir;
+  const tree = (await git(cwd, ['write-tree'], { env: snapshot.env })).stdout.trim();
+  const commit = (await git(cwd, ['commit-tree', tree, '-p', snapshot.worktree.baseCommit, '-F', '-'], { input: message })).stdout.trim();
+  await git(cwd, ['update-ref', '-m', 'corral: run passed', `refs/heads/${branch}`, commit]);
+  return commit;
+}

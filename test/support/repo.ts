@@ -1,0 +1,49 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll } from 'vitest';
+import { PROJECT_ROOT } from './cli.js';
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+export function gitIn(cwd: string, args: string[]): string {
+  return execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+  });
+}
+
+/** A fresh temp directory, removed after the test file. */
+export function tempDir(prefix = 'corral-test-'): string {
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+  made.push(dir);
+  return dir;
+}
+
+/**
+ * A real git repository holding copies of the project's `tickets/` and `fixtures/`, so the
+ * example tickets run against it exactly as they do against a checkout of corral.
+ */
+export function makeDemoRepo(): string {
+  const dir = tempDir('corral-demo-');
+  cpSync(path.join(PROJECT_ROOT, 'tickets'), path.join(dir, 'tickets'), { recursive: true });
+  cpSync(path.join(PROJECT_ROOT, 'fixtures'), path.join(dir, 'fixtures'), { recursive: true });
+  gitIn(dir, ['init', '-q']);
+  gitIn(dir, ['add', '-A']);
+  gitIn(dir, ['commit', '-q', '-m', 'demo']);
+  return dir;
+}
+
+/** Names of worktrees git knows of in `repo`, besides the main one. */
+export function extraWorktrees(repo: string): string[] {
+  return gitIn(repo, ['worktree', 'list', '--porcelain'])
+    .split('\n')
+    .filter((l) => l.startsWith('worktree '))
+    .map((l) => l.slice('worktree '.length))
+    .filter((p) => p !== repo);
+}
