@@ -34,15 +34,13 @@ export interface AnthropicModelOptions {
   timeoutMs?: number;
 }
 
-/** Whether the environment names a credential the SDK reads by itself (blank counts as unset, as the SDK trims). */
-export function hasApiKey(env: NodeJS.ProcessEnv): boolean {
-  return Boolean(env['ANTHROPIC_API_KEY']?.trim() || env['ANTHROPIC_AUTH_TOKEN']?.trim());
-}
-
 export function createAnthropicModel(options: AnthropicModelOptions): Model {
   // No apiKey or baseURL passed on purpose: the SDK's own defaults read the environment,
   // so a real key with the default URL works unchanged and no secret passes through here.
-  const client = new Anthropic({ maxRetries: options.maxRetries, timeout: options.timeoutMs });
+  // The SDK's log lines go to stderr: stdout carries only the summary or the JSON report.
+  const toStderr = (...args: unknown[]) => console.error(...args);
+  const logger = { error: toStderr, warn: toStderr, info: toStderr, debug: toStderr };
+  const client = new Anthropic({ maxRetries: options.maxRetries, timeout: options.timeoutMs, logger });
   const context: ErrorContext = { model: options.model, maxRetries: client.maxRetries };
 
   return {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { UsageError } from '../errors.js';
+import { hasApiKey } from './api-key.js';
 import type { Model } from './model.js';
 import { createReplayModel, loadReplayScript } from './replay-model.js';
 
@@ -8,10 +9,6 @@ export const REPLAY_PREFIX = 'replay:';
 
 export function isReplayModel(id: string): boolean {
   return id.startsWith(REPLAY_PREFIX);
-}
-
-function hasApiKey(env: NodeJS.ProcessEnv): boolean {
-  return Boolean(env.ANTHROPIC_API_KEY?.trim() || env.ANTHROPIC_AUTH_TOKEN?.trim());
 }
 
 /**

@@ -226,7 +226,7 @@ export function decideStatus(outcome: Outcome, fence: FenceResult, ticket: Pick<
     case 'model_error':
       return { status: 'model_error', reason: `model API failed: ${outcome.message}` };
     case 'checks_failed':
-      return { status: 'failed', reason: `checks still failing after ${outcome.rounds} round(s)` };
+      return { status: 'failed', reason: `checks still failing after ${outcome.rounds} runs (${outcome.rounds - 1} sent back to the agent)` };
     case 'finished':
       if (fence.verdicts.length === 0 && !ticket.allowEmpty) {
         return { status: 'failed', reason: 'the agent changed nothing (set allow_empty: true if that can be a pass)' };

@@ -62,15 +62,10 @@ function describeIssue(issue: Issue, prefix: readonly PropertyKey[], input: unkn
       return [{ path, target: 'value', message: tooSmallMessage(issue), hint }];
     case 'too_big':
       return [{ path, target: 'value', message: `must be at most ${String(issue.maximum)}`, hint }];
-    case 'invalid_value':
-      return [
-        {
-          path,
-          target: 'value',
-          message: `${describeValue(value)} is not one of ${issue.values.map((v) => `\`${String(v)}\``).join(', ')}`,
-          hint,
-        },
-      ];
+    case 'invalid_value': {
+      const allowed = issue.values.map((v) => `\`${String(v)}\``).join(', ');
+      return [{ path, target: 'value', message: `expected one of ${allowed}, got ${describeValue(value)}`, hint }];
+    }
     case 'custom': {
       const customHint: unknown = issue.params?.['hint'];
       return [{ path, target: 'value', message: issue.message, hint: typeof customHint === 'string' ? customHint : hint }];

@@ -49,7 +49,7 @@ export function findGlobProblem(glob: string): GlobProblem | null {
     const reason = (error instanceof Error ? error.message : String(error)).split(' - ')[0];
     return {
       message: `glob \`${glob}\` is not a valid pattern: ${reason}`,
-      hint: 'balance `(` and `)` in patterns such as `@(a|b)`',
+      hint: 'check that `[...]`, `{...}` and `(...)` are balanced',
     };
   }
   return null;

@@ -51,8 +51,11 @@ export async function checkTicketFile(file: string): Promise<TicketCheck> {
     return { problems: parsed.problems.map((p) => ({ file, field: '', ...p })) };
   }
   const { locator } = parsed;
+  const warnings: Problem[] = parsed.warnings.map((p) => ({ file, field: '', ...p }));
   const place = (p: FieldProblem): Problem => placeProblem(file, locator, p);
-  const done = (problems: FieldProblem[]): TicketCheck => ({ problems: sortProblems(problems.map(place)) });
+  const done = (problems: FieldProblem[]): TicketCheck => ({
+    problems: sortProblems([...warnings, ...problems.map(place)]),
+  });
 
   const { fields, problems } = addMarkdownTask(parsed.data, parsed.markdownBody);
   const parsedFields = ticketFileSchema.safeParse(fields);
@@ -66,7 +69,7 @@ export async function checkTicketFile(file: string): Promise<TicketCheck> {
   const model = await resolveModel(fields['model'], absolute);
   problems.push(...repo.problems, ...model.problems);
 
-  if (problems.length > 0 || !parsedFields.success || !repo.root) return done(problems);
+  if (problems.length > 0 || warnings.length > 0 || !parsedFields.success || !repo.root) return done(problems);
   const ticket = normaliseTicket(parsedFields.data, {
     file: absolute,
     id,

@@ -1,4 +1,4 @@
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter, parseDocument, type YAMLError } from 'yaml';
 import { splitFrontMatter } from './front-matter.js';
 import { createLocator, type Locator, type Position } from './positions.js';
 
@@ -16,12 +16,15 @@ export interface ParsedTicketText {
   locator: Locator;
   /** The task written after the front matter of a Markdown ticket. */
   markdownBody?: string;
+  /** YAML warnings, reported with the schema's problems. */
+  warnings: TextProblem[];
 }
 
 /**
  * Parses a ticket's text into data and a locator that maps field paths back to the
  * file's lines. YAML errors come back as problems and no data: once the syntax is
- * broken, schema errors would only describe the parser's guesses.
+ * broken, schema errors would only describe the parser's guesses. Warnings (an
+ * unresolved tag, for one, means a value is not what was meant) come with the data.
  */
 export function parseTicketText(text: string, format: TicketFormat): ParsedTicketText | { problems: TextProblem[] } {
   let yaml = text;
@@ -37,17 +40,14 @@ export function parseTicketText(text: string, format: TicketFormat): ParsedTicke
   const lineCounter = new LineCounter();
   const doc = parseDocument(yaml, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const locator = createLocator(doc, lineCounter, lineOffset);
-  // Warnings count too: an unresolved tag, for one, means the value is not what
-  // the person wrote it to be.
-  const yamlProblems = [...doc.errors, ...doc.warnings].map(
-    (error): TextProblem => ({ ...locator.atOffset(error.pos[0]), message: `YAML: ${error.message}` }),
-  );
-  if (yamlProblems.length > 0) return { problems: yamlProblems };
+  const toProblem = (error: YAMLError): TextProblem => ({ ...locator.atOffset(error.pos[0]), message: `YAML: ${error.message}` });
+  if (doc.errors.length > 0) return { problems: doc.errors.map(toProblem) };
+  const warnings = doc.warnings.map(toProblem);
 
   try {
     // Bounded alias expansion: a "billion laughs" ticket must not hang the loader.
     const data: unknown = doc.contents === null ? {} : doc.toJS({ maxAliasCount: 100 });
-    return { data, locator, markdownBody };
+    return { data, locator, markdownBody, warnings };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return { problems: [{ line: 1, column: 1, message: `YAML: ${message}` }] };

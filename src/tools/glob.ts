@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { toolError } from './file-errors.js';
 import { sortNewestFirst } from './newest-first.js';
 import { capText } from './output-cap.js';
-import { statSearchRoot } from './search-root.js';
+import { searchRootLabel, statSearchRoot } from './search-root.js';
 import { displayPath, resolveToolPath } from './tool-paths.js';
 import type { ToolContext, ToolDefinition, ToolOutput } from './types.js';
 
@@ -46,7 +46,7 @@ async function executeGlob(input: GlobInput, ctx: ToolContext): Promise<ToolOutp
     signal: ctx.signal,
   });
   if (ctx.signal.aborted) return toolError('The search was interrupted.');
-  if (found.length === 0) return { content: `No files match ${input.pattern} in ${shownRoot}.`, isError: false };
+  if (found.length === 0) return { content: `No files match ${input.pattern} in ${searchRootLabel(shownRoot)}.`, isError: false };
 
   const sorted = await sortNewestFirst(found);
   const shown = sorted.slice(0, MAX_RESULTS).map((file) => displayPath(file, ctx.worktree));

@@ -9,7 +9,7 @@ import { formatContent, type ContentOptions } from './grep-content.js';
 import { compileGrepRegex, findMatches, type FileMatches, type GrepRegex } from './grep-matcher.js';
 import { sortNewestFirst } from './newest-first.js';
 import { capText } from './output-cap.js';
-import { statSearchRoot } from './search-root.js';
+import { searchRootLabel, statSearchRoot } from './search-root.js';
 import { displayPath, resolveToolPath } from './tool-paths.js';
 import type { ToolContext, ToolDefinition, ToolOutput } from './types.js';
 
@@ -75,7 +75,7 @@ async function executeGrep(input: GrepInput, ctx: ToolContext): Promise<ToolOutp
 
   if (results.length === 0) {
     const note = skipped > 0 ? ` (${skipped} binary or oversized ${skipped === 1 ? 'file was' : 'files were'} skipped)` : '';
-    return { content: `No matches for ${input.pattern} in ${shownRoot}${note}.`, isError: false };
+    return { content: `No matches for ${input.pattern} in ${searchRootLabel(shownRoot)}${note}.`, isError: false };
   }
   const text = await formatResults(results, mode, input, ctx.worktree, ctx.outputCap);
   return { content: capText(text, ctx.outputCap), isError: false };

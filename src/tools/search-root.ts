@@ -18,3 +18,8 @@ export async function statSearchRoot(absolute: string, shown: string): Promise<S
     return { kind: 'error', output };
   }
 }
+
+/** How a search root reads in a sentence. */
+export function searchRootLabel(shown: string): string {
+  return shown === '.' ? 'the repository root' : shown;
+}

@@ -3,7 +3,8 @@
 // SDK's retries and failures come out. Nothing here reaches the internet.
 import Anthropic, { APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { createAnthropicModel, hasApiKey } from '../../src/agent/anthropic-model.js';
+import { createAnthropicModel } from '../../src/agent/anthropic-model.js';
+import { hasApiKey } from '../../src/agent/api-key.js';
 import { ModelApiError, type MessageParam, type ModelRequest, type ToolSpec } from '../../src/agent/model.js';
 import { costUsd } from '../../src/agent/prices.js';
 import { startMessagesServer, type MessagesServer, type RecordedRequest, type ScriptStep } from '../support/messages-server.js';

@@ -1,0 +1,137 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { startMessagesServer, type MessagesServer } from '../support/messages-server.js';
+import { extraWorktrees, gitIn, makeDemoRepo } from '../support/repo.js';
+
+const FAKE_KEY = 'sk-ant-test-0123456789abcdefghijklmnop';
+
+let server: MessagesServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function addTicket(repo: string, name: string, body: string): void {
+  writeFileSync(path.join(repo, 'fixtures/tickets', name), body);
+  gitIn(repo, ['add', '-A']);
+  gitIn(repo, ['commit', '-qm', `add ${name}`]);
+}
+
+describe('the real SDK path, against a local Messages API server', () => {
+  it('runs a multi-step tool-use conversation to a passed run, streaming, with caching and without leaking the key', async () => {
+    server = await startMessagesServer([
+      {
+        content: [
+          { type: 'text', text: 'Reading the module and the environment first.' },
+          { type: 'tool_use', id: 'toolu_01', name: 'Read', input: { file_path: 'fixtures/example-project/src/fees.js' } },
+          { type: 'tool_use', id: 'toolu_02', name: 'Bash', input: { command: 'env; echo "key=[$ANTHROPIC_API_KEY]"' } },
+        ],
+        usage: { input_tokens: 1200, output_tokens: 80, cache_creation_input_tokens: 1000, cache_read_input_tokens: 0 },
+      },
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_03',
+            name: 'Edit',
+            input: {
+              file_path: 'fixtures/example-project/src/fees.js',
+              old_string: '  if (late <= 0) return 0;\n  return 0;',
+              new_string: '  if (late <= 0) return 0;\n  return Math.floor(late / DAY_MS);',
+            },
+          },
+        ],
+        usage: { input_tokens: 300, output_tokens: 60, cache_creation_input_tokens: 200, cache_read_input_tokens: 1000 },
+      },
+      {
+        content: [{ type: 'text', text: 'Done.\nQUEUE: fees.js has no test for late loans.' }],
+        usage: { input_tokens: 100, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 1500 },
+      },
+    ]);
+    const repo = makeDemoRepo();
+    addTicket(
+      repo,
+      'real-model.yaml',
+      'task: Make daysOverdue count days.\nallow: ["fixtures/example-project/src/**"]\nchecks: ["cd fixtures/example-project && node --test"]\nmodel: claude-sonnet-4-6\n',
+    );
+    const run = await runCli(['run', 'fixtures/tickets/real-model.yaml', '--json'], {
+      cwd: repo,
+      env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: server.url },
+    });
+    expect(run.stderr).not.toContain('internal error');
+    const report = JSON.parse(run.stdout.trim());
+    expect(report).toMatchObject({ status: 'passed', exitCode: 0, steps: 3, model: 'claude-sonnet-4-6' });
+    expect(report.usage).toEqual({ inputTokens: 1600, outputTokens: 160, cacheReadTokens: 2500, cacheWriteTokens: 1200 });
+    expect(report.costUsd).toBeGreaterThan(0);
+    expect(report.followUps).toEqual(['fees.js has no test for late loans.']);
+    expect(run.exitCode).toBe(0);
+
+    expect(server.requests).toHaveLength(3);
+    const [first, second, third] = server.requests.map((r) => r.body as unknown as Record<string, any>);
+    for (const body of [first, second, third]) {
+      expect(body.stream).toBe(true);
+      expect(body.model).toBe('claude-sonnet-4-6');
+      expect(body.tools.map((t: { name: string }) => t.name)).toEqual(['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep']);
+      expect(body.system[0].cache_control).toEqual({ type: 'ephemeral' });
+      expect(body.tools.at(-1).cache_control).toEqual({ type: 'ephemeral' });
+    }
+    // The second request carries both tool results, in order, after the assistant turn.
+    const results = second!.messages.at(-1).content;
+    expect(results.map((r: { tool_use_id: string }) => r.tool_use_id)).toEqual(['toolu_01', 'toolu_02']);
+    expect(results[0].content).toContain('export function daysOverdue');
+    expect(results.at(-1).cache_control).toEqual({ type: 'ephemeral' });
+    // No API key reaches a tool's environment, a request body, the trace or the report.
+    expect(results[1].content).toContain('key=[]');
+    expect(JSON.stringify(server.requests.map((r) => r.body))).not.toContain(FAKE_KEY);
+    expect(readFileSync(report.trace, 'utf8')).not.toContain(FAKE_KEY);
+    expect(run.stdout).not.toContain(FAKE_KEY);
+    const auth = JSON.stringify(server.requests[0]!.headers);
+    expect(auth).toContain(FAKE_KEY);
+    expect(extraWorktrees(repo)).toEqual([]);
+  });
+
+  it('ends as model_error (exit 6) when the API keeps failing after the SDK retries, keeping the trace', async () => {
+    server = await startMessagesServer([
+      { status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } },
+      { status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } },
+      { status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } },
+    ]);
+    const repo = makeDemoRepo();
+    addTicket(repo, 'overloaded.yaml', 'task: t\nallow: ["**"]\nmodel: claude-sonnet-4-6\n');
+    const run = await runCli(['run', 'fixtures/tickets/overloaded.yaml', '--json'], {
+      cwd: repo,
+      env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: server.url },
+    });
+    expect(run.exitCode).toBe(6);
+    const report = JSON.parse(run.stdout.trim());
+    expect(report.status).toBe('model_error');
+    expect(report.reason).toContain('529');
+    expect(server.requests.length).toBe(3);
+    expect(extraWorktrees(repo)).toEqual([]);
+  });
+
+  it('ends as refused (exit 5) when the model refuses', async () => {
+    server = await startMessagesServer([{ content: [{ type: 'text', text: 'I cannot help with that.' }], stop_reason: 'refusal' }]);
+    const repo = makeDemoRepo();
+    addTicket(repo, 'refusal.yaml', 'task: t\nallow: ["**"]\nmodel: claude-sonnet-4-6\n');
+    const run = await runCli(['run', 'fixtures/tickets/refusal.yaml', '--json'], {
+      cwd: repo,
+      env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: server.url },
+    });
+    expect(run.exitCode).toBe(5);
+    expect(JSON.parse(run.stdout.trim()).status).toBe('refused');
+  });
+
+  it('a ticket that needs a real model and has no key exits 64 with the fix, before any worktree', async () => {
+    const repo = makeDemoRepo();
+    addTicket(repo, 'needs-key.yaml', 'task: t\nallow: ["**"]\nmodel: claude-sonnet-4-6\n');
+    const run = await runCli(['run', 'fixtures/tickets/needs-key.yaml'], { cwd: repo, env: { ANTHROPIC_API_KEY: undefined } });
+    expect(run.exitCode).toBe(64);
+    expect(run.stderr).toContain('ANTHROPIC_API_KEY is not set');
+    expect(run.stderr).toContain('export ANTHROPIC_API_KEY=');
+    expect(run.stdout).toBe('');
+    expect(extraWorktrees(repo)).toEqual([]);
+  });
+});

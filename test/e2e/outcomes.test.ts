@@ -1,0 +1,120 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { extraWorktrees, gitIn, makeDemoRepo } from '../support/repo.js';
+
+function report(stdout: string) {
+  return JSON.parse(stdout.trim()) as {
+    status: string;
+    exitCode: number;
+    reason: string;
+    budgetExhausted?: string;
+    changes: { change: { path: string }; allowed: boolean; reason?: string }[];
+    patch: string;
+    branch?: string;
+    worktree?: string;
+  };
+}
+
+describe('runs that do not pass end in their documented exit code, with the work kept', () => {
+  it('fence violated: exit 2, the path listed, the patch kept, no branch', async () => {
+    const repo = makeDemoRepo();
+    const run = await runCli(['run', 'fixtures/tickets/fence-violation.yaml', '--json'], { cwd: repo });
+    expect(run.exitCode).toBe(2);
+    const r = report(run.stdout);
+    expect(r.status).toBe('fence_violated');
+    expect(r.changes.filter((c) => !c.allowed).map((c) => c.change.path)).toEqual(['fixtures/example-project/README.md']);
+    expect(readFileSync(r.patch, 'utf8')).toContain('Now with working fees.');
+    expect(r.branch).toBeUndefined();
+    expect(gitIn(repo, ['branch', '--list', 'corral/*']).trim()).toBe('');
+    expect(extraWorktrees(repo)).toEqual([]);
+  });
+
+  it('budget exhausted: exit 3, saying which budget', async () => {
+    const repo = makeDemoRepo();
+    const run = await runCli(['run', 'fixtures/tickets/budget-exhausted.yaml', '--json'], { cwd: repo });
+    expect(run.exitCode).toBe(3);
+    const r = report(run.stdout);
+    expect(r.budgetExhausted).toBe('steps');
+    expect(r.reason).toContain('steps');
+  });
+
+  it('checks never pass: exit 1 after check_rounds rounds back to the agent', async () => {
+    const repo = makeDemoRepo();
+    const run = await runCli(['run', 'fixtures/tickets/checks-never-pass.yaml'], { cwd: repo, env: { NO_COLOR: '1' } });
+    expect(run.exitCode).toBe(1);
+    expect(run.stdout).toContain('FAILED');
+    expect(run.stdout).toContain('checks still failing after 2 runs (1 sent back to the agent)');
+    expect(run.stderr.match(/check ✘/g)).toHaveLength(2);
+  });
+
+  it('a token budget and a minute budget end the run as budget_exhausted too', async () => {
+    const repo = makeDemoRepo();
+    writeFileSync(path.join(repo, 'fixtures/tickets/tokens.yaml'), 'task: t\nallow: ["**"]\nbudget: {tokens: 100}\nmodel: replay:../replay/budget-exhausted.yaml\n');
+    writeFileSync(path.join(repo, 'fixtures/replay/sleep.yaml'), 'turns:\n  - tools:\n      - Bash: {command: sleep 30}\n');
+    writeFileSync(path.join(repo, 'fixtures/tickets/minutes.yaml'), 'task: t\nallow: ["**"]\nbudget: {minutes: 0.02}\nmodel: replay:../replay/sleep.yaml\n');
+    gitIn(repo, ['add', '-A']);
+    gitIn(repo, ['commit', '-qm', 'more']);
+    const tokens = await runCli(['run', 'fixtures/tickets/tokens.yaml', '--json'], { cwd: repo });
+    expect(tokens.exitCode).toBe(3);
+    expect(report(tokens.stdout).budgetExhausted).toBe('tokens');
+    const minutes = await runCli(['run', 'fixtures/tickets/minutes.yaml', '--json'], { cwd: repo });
+    expect(minutes.exitCode).toBe(3);
+    expect(report(minutes.stdout).budgetExhausted).toBe('minutes');
+  });
+
+  it('an empty change fails unless allow_empty is set', async () => {
+    const repo = makeDemoRepo();
+    writeFileSync(path.join(repo, 'fixtures/replay/nothing.yaml'), 'turns:\n  - text: Nothing to do.\n');
+    writeFileSync(path.join(repo, 'fixtures/tickets/empty.yaml'), 'task: t\nallow: ["**"]\nmodel: replay:../replay/nothing.yaml\n');
+    writeFileSync(path.join(repo, 'fixtures/tickets/empty-ok.yaml'), 'task: t\nallow: ["**"]\nallow_empty: true\nmodel: replay:../replay/nothing.yaml\n');
+    gitIn(repo, ['add', '-A']);
+    gitIn(repo, ['commit', '-qm', 'more']);
+    const empty = await runCli(['run', 'fixtures/tickets/empty.yaml', '--json'], { cwd: repo });
+    expect(empty.exitCode).toBe(1);
+    expect(report(empty.stdout).reason).toContain('changed nothing');
+    const ok = await runCli(['run', 'fixtures/tickets/empty-ok.yaml', '--json'], { cwd: repo });
+    expect(ok.exitCode).toBe(0);
+  });
+
+  it('a batch exits with the most severe code among its tickets', async () => {
+    const repo = makeDemoRepo();
+    const run = await runCli(['run', 'fixtures/tickets/', 'tickets/cap-fine.yaml', '--json'], { cwd: repo });
+    const codes = run.stdout.trim().split('\n').map((l) => JSON.parse(l).exitCode);
+    expect(codes.sort()).toEqual([0, 1, 2, 3]);
+    expect(run.exitCode).toBe(2);
+  });
+
+  it('--keep keeps the worktree with the agent work in it and prints where', async () => {
+    const repo = makeDemoRepo();
+    const run = await runCli(['run', 'tickets/cap-fine.yaml', '--keep', '--json'], { cwd: repo });
+    expect(run.exitCode).toBe(0);
+    const r = report(run.stdout);
+    expect(r.worktree).toBeDefined();
+    expect(readFileSync(path.join(r.worktree!, 'fixtures/example-project/src/fees.js'), 'utf8')).toContain('MAX_FINE_CENTS');
+    expect(extraWorktrees(repo)).toEqual([r.worktree]);
+    gitIn(repo, ['worktree', 'remove', '--force', r.worktree!]);
+    expect(existsSync(r.worktree!)).toBe(false);
+  });
+});
+
+describe('setup commands', () => {
+  it('run in the worktree before the agent, and a failing one fails the run (exit 1)', async () => {
+    const repo = makeDemoRepo();
+    writeFileSync(path.join(repo, 'fixtures/replay/uses-setup.yaml'), 'turns:\n  - tools:\n      - Bash: {command: "cat made-by-setup.txt >> fixtures/example-project/README.md"}\n  - text: done\n');
+    writeFileSync(
+      path.join(repo, 'fixtures/tickets/setup.yaml'),
+      'task: t\nallow: ["fixtures/**"]\nsetup: ["echo from-setup > made-by-setup.txt"]\nchecks: ["grep -q from-setup fixtures/example-project/README.md"]\nmodel: replay:../replay/uses-setup.yaml\n',
+    );
+    writeFileSync(path.join(repo, 'fixtures/tickets/setup-fails.yaml'), 'task: t\nallow: ["**"]\nsetup: ["exit 7"]\nmodel: replay:../replay/uses-setup.yaml\n');
+    writeFileSync(path.join(repo, '.gitignore'), 'made-by-setup.txt\n');
+    gitIn(repo, ['add', '-A']);
+    gitIn(repo, ['commit', '-qm', 'more']);
+    const ok = await runCli(['run', 'fixtures/tickets/setup.yaml', '--json'], { cwd: repo });
+    expect(ok.exitCode).toBe(0);
+    const bad = await runCli(['run', 'fixtures/tickets/setup-fails.yaml', '--json'], { cwd: repo });
+    expect(bad.exitCode).toBe(1);
+    expect(report(bad.stdout).reason).toContain('setup command `exit 7` exited 7');
+  });
+});
