@@ -6,7 +6,7 @@ import path from 'node:path';
  * relative, `..` folded, and symlinks followed for the deepest part that exists (a file
  * about to be created resolves through its existing parent directories).
  */
-export async function resolveToolPath(given: string, worktree: string): Promise<string> {
+export async function resolveRealPath(given: string, worktree: string): Promise<string> {
   const absolute = path.resolve(worktree, given);
   const missing: string[] = [];
   let current = absolute;

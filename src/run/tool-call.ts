@@ -1,5 +1,5 @@
 import { decideCall, refusalText } from '../guard/decide.js';
-import { resolveToolPath } from '../guard/resolve-paths.js';
+import { resolveRealPath } from '../guard/resolve-paths.js';
 import type { ToolUse } from '../agent/loop.js';
 import type { EmitEvent } from '../report/events.js';
 import { parseToolCall } from '../tools/index.js';
@@ -45,7 +45,7 @@ export async function runToolCall(
   }
 
   const tool = parsed.tool;
-  const resolvedPaths = await Promise.all(tool.paths(parsed.input).map((p: string) => resolveToolPath(p, context.worktree)));
+  const resolvedPaths = await Promise.all(tool.paths(parsed.input).map((p: string) => resolveRealPath(p, context.worktree)));
   const decision = decideCall({ tool: tool.name, kind: tool.kind, resolvedPaths }, context.worktree);
   emit({ type: 'decision', step, id: use.id, tool: use.name, ...decision, paths: resolvedPaths });
   if (decision.effect !== 'allow') {

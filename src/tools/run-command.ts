@@ -112,8 +112,9 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     clearTimeout(drainTimer);
     signal?.removeEventListener('abort', onAbort);
   }
-  // Whatever happened above, nothing the command started may survive the call.
-  killGroup();
+  // Nothing the command started may survive the call. After an exit the group was
+  // already killed; killing again later could hit a new group that reused the id.
+  if (!exited) killGroup();
 
   // Wait for the output already in flight before reading it.
   await Promise.all(streams.map((stream) => (stream.closed ? undefined : once(stream, 'close').catch(() => undefined))));

@@ -69,8 +69,9 @@ describe('the real SDK path, against a local Messages API server', () => {
     expect(run.exitCode).toBe(0);
 
     expect(server.requests).toHaveLength(3);
-    const [first, second, third] = server.requests.map((r) => r.body as unknown as Record<string, any>);
-    for (const body of [first, second, third]) {
+    const bodies = server.requests.map((r) => r.body as unknown as Record<string, any>);
+    const second = bodies[1]!;
+    for (const body of bodies) {
       expect(body.stream).toBe(true);
       expect(body.model).toBe('claude-sonnet-4-6');
       expect(body.tools.map((t: { name: string }) => t.name)).toEqual(['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep']);
@@ -78,7 +79,7 @@ describe('the real SDK path, against a local Messages API server', () => {
       expect(body.tools.at(-1).cache_control).toEqual({ type: 'ephemeral' });
     }
     // The second request carries both tool results, in order, after the assistant turn.
-    const results = second!.messages.at(-1).content;
+    const results = second.messages.at(-1).content;
     expect(results.map((r: { tool_use_id: string }) => r.tool_use_id)).toEqual(['toolu_01', 'toolu_02']);
     expect(results[0].content).toContain('export function daysOverdue');
     expect(results.at(-1).cache_control).toEqual({ type: 'ephemeral' });
