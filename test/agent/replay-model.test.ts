@@ -1,0 +1,50 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createReplayModel, loadReplayScript } from '../../src/agent/replay-model.js';
+import { UsageError } from '../../src/errors.js';
+import { tempDir } from '../support/repo.js';
+
+const request = (assistantTurns: number) => ({
+  system: 's',
+  tools: [],
+  maxTokens: 100,
+  signal: new AbortController().signal,
+  messages: [
+    { role: 'user' as const, content: 'task' },
+    ...Array.from({ length: assistantTurns }, () => [
+      { role: 'assistant' as const, content: 'x' },
+      { role: 'user' as const, content: 'y' },
+    ]).flat(),
+  ],
+});
+
+describe('the replay model', () => {
+  it('plays the turn after the assistant turns so far, with stable tool ids', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 's.yaml');
+    writeFileSync(file, 'turns:\n  - text: hi\n    tools:\n      - Read: {file_path: a}\n      - Bash: {command: ls}\n  - text: bye\n');
+    const model = createReplayModel(`replay:${file}`, await loadReplayScript(file));
+    const first = await model.complete(request(0));
+    expect(first.stopReason).toBe('tool_use');
+    expect(first.content).toEqual([
+      { type: 'text', text: 'hi' },
+      { type: 'tool_use', id: 'toolu_replay_0_0', name: 'Read', input: { file_path: 'a' } },
+      { type: 'tool_use', id: 'toolu_replay_0_1', name: 'Bash', input: { command: 'ls' } },
+    ]);
+    expect(first.usage.inputTokens).toBeGreaterThan(0);
+    expect((await model.complete(request(1))).content).toEqual([{ type: 'text', text: 'bye' }]);
+    const past = await model.complete(request(5));
+    expect(past.stopReason).toBe('end_turn');
+  });
+
+  it('reports script problems with line and column', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'bad.yaml');
+    writeFileSync(file, 'turns:\n  - text: ok\n  - txt: typo\n  - tools:\n      - {Read: {}, Bash: {}}\n');
+    const error = await loadReplayScript(file, 'bad.yaml').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UsageError);
+    const problems = (error as UsageError).problems.map((p) => `${p.line}:${p.column} ${p.field}`);
+    expect(problems).toEqual(['3:5 turns.1', '5:9 turns.2.tools.0']);
+  });
+});

@@ -1,0 +1,46 @@
+import { execa } from 'execa';
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../support/cli.js';
+import { extraWorktrees, gitIn, makeDemoRepo } from '../support/repo.js';
+
+describe('Ctrl-C during a tool call', () => {
+  it('stops the run, kills the command, keeps the patch, removes the worktree and exits 130', async () => {
+    const repo = makeDemoRepo();
+    writeFileSync(
+      path.join(repo, 'fixtures/replay/slow.yaml'),
+      'turns:\n  - tools:\n      - Write: {file_path: fixtures/example-project/notes.txt, content: "half done\\n"}\n      - Bash: {command: "echo started; sleep 600"}\n',
+    );
+    writeFileSync(path.join(repo, 'fixtures/tickets/slow.yaml'), 'task: t\nallow: ["**"]\nmodel: replay:../replay/slow.yaml\n');
+    gitIn(repo, ['add', '-A']);
+    gitIn(repo, ['commit', '-qm', 'slow']);
+
+    const child = execa('node', [path.join(PROJECT_ROOT, 'bin/corral.js'), 'run', 'fixtures/tickets/slow.yaml', '--json'], {
+      cwd: repo,
+      reject: false,
+      stdin: 'ignore',
+      env: { NO_COLOR: '1' },
+    });
+    // Wait until the agent's first turn is being carried out: the model has answered...
+    await new Promise<void>((resolve) => {
+      let seen = '';
+      child.stderr!.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (seen.includes('step 1')) resolve();
+      });
+    });
+    // ...and its Write has landed in the worktree, so there is work to keep.
+    const worktree = extraWorktrees(repo)[0]!;
+    while (!existsSync(path.join(worktree, 'fixtures/example-project/notes.txt'))) await new Promise((r) => setTimeout(r, 20));
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
+    const report = JSON.parse(String(result.stdout).trim());
+    expect(report.status).toBe('interrupted');
+    expect(report.changes.map((c: { change: { path: string } }) => c.change.path)).toEqual(['fixtures/example-project/notes.txt']);
+    expect(existsSync(report.patch)).toBe(true);
+    expect(extraWorktrees(repo)).toEqual([]);
+    expect(existsSync(worktree)).toBe(false);
+  });
+});
