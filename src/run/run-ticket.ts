@@ -3,10 +3,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BudgetMeter } from '../agent/budget.js';
-import { prepareModel, DEFAULT_MODEL } from '../agent/create-model.js';
+import { DEFAULT_MODEL, isReplayModel, prepareModel } from '../agent/create-model.js';
 import { runAgentLoop, type LoopOutcome } from '../agent/loop.js';
 import { buildSystemPrompt, buildTaskMessage } from '../agent/system-prompt.js';
-import { costUsd } from '../agent/prices.js';
+import { costUsd, priceOf } from '../agent/prices.js';
 import { UsageError } from '../errors.js';
 import { fanOut, type EmitEvent } from '../report/events.js';
 import { createTraceWriter } from '../report/trace.js';
@@ -65,6 +65,9 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
   const shownFile = path.relative(options.cwd, ticket.file) || ticket.file;
   refuseUnenforceable(ticket, shownFile);
   const modelId = options.model ?? ticket.model ?? DEFAULT_MODEL;
+  if (ticket.budget.usd !== undefined && !isReplayModel(modelId) && priceOf(modelId) === null) {
+    throw new UsageError(`${shownFile}: budget.usd is set, but corral has no price for model ${modelId}, so the dollar budget cannot be enforced`);
+  }
   const model = await prepareModel(modelId, options.env, options.cwd);
   const baseCommit = await resolveCommit(ticket.repo, ticket.base);
   if (!baseCommit) throw new UsageError(`${shownFile}: base ${ticket.base} does not resolve to a commit in ${ticket.repo}`);
@@ -131,7 +134,7 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
         checkRounds: ticket.checkRounds,
         interrupt: options.interrupt,
         emit,
-        priceTurn: (usage) => (model.id.startsWith('replay:') ? 0 : costUsd(model.id, usage)),
+        priceTurn: (usage) => (isReplayModel(model.id) ? 0 : costUsd(model.id, usage)),
         runToolCall: (use, step, signal) => runToolCall(use, step, toolContext(signal), emit, ledger),
         runChecks: async (round, signal) => {
           checkRoundsUsed = round;
