@@ -32,3 +32,10 @@ export async function prepareModel(id: string, env: NodeJS.ProcessEnv, shownFrom
   const { createAnthropicModel } = await import('./anthropic-model.js');
   return createAnthropicModel({ model: id });
 }
+
+/** Loads a ticket's replay script only to report its problems, so a batch finds them before it starts. */
+export async function checkReplayScript(id: string | undefined, shownFrom: string): Promise<void> {
+  if (id === undefined || !isReplayModel(id)) return;
+  const file = id.slice(REPLAY_PREFIX.length);
+  await loadReplayScript(file, path.relative(shownFrom, file) || file);
+}

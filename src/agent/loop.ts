@@ -31,6 +31,8 @@ export interface LoopOptions {
   /** Parses, guards and runs one call; never throws for what the model can recover from. */
   runToolCall(use: ToolUse, step: number, signal: AbortSignal): Promise<ToolOutput>;
   runChecks(round: number, signal: AbortSignal): Promise<CheckRound>;
+  /** Why policy has stopped the run (too many refused calls in a row), or null to go on. */
+  blocked?(): string | null;
 }
 
 export type LoopOutcome =
@@ -38,6 +40,7 @@ export type LoopOutcome =
   | { kind: 'checks_failed'; finalText: string; rounds: number }
   | { kind: 'budget_exhausted'; exceeded: BudgetExceeded; finalText: string }
   | { kind: 'refused'; finalText: string }
+  | { kind: 'blocked'; reason: string; finalText: string }
   | { kind: 'model_error'; message: string; finalText: string }
   | { kind: 'interrupted'; finalText: string };
 
@@ -99,6 +102,8 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
         results.push({ type: 'tool_result' as const, tool_use_id: use.id, content: output.content || '(no output)', is_error: output.isError });
         const halted = stopped();
         if (halted) return halted;
+        const blocked = options.blocked?.();
+        if (blocked) return { kind: 'blocked', reason: blocked, finalText };
       }
       messages.push({ role: 'user', content: results });
       continue;

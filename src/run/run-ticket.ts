@@ -41,6 +41,8 @@ export interface RunOptions {
 }
 
 const OUTPUT_CAP = 30_000;
+/** Denied or refused calls in a row after which the run stops as blocked (exit 4). */
+const MAX_REFUSED_IN_A_ROW = 5;
 const MAX_TOKENS = 8_192;
 
 /** Refuses ticket settings this version cannot enforce, rather than ignoring them (fail closed). */
@@ -86,10 +88,10 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
   if (ticket.sandbox === 'auto') warnings.push('sandbox: none (this version has no sandbox yet); commands run unconfined');
 
   const meter = new BudgetMeter(ticket.budget, startedAt, now);
-  const ledger: ToolCallLedger = { calls: 0, denied: [], asked: [] };
+  const ledger: ToolCallLedger = { calls: 0, denied: [], asked: [], refusedInARow: 0 };
   let lastChecks: CheckResult[] = [];
   let checkRoundsUsed = 0;
-  let outcome: LoopOutcome | { kind: 'setup_failed'; reason: string } | { kind: 'internal_error'; reason: string } | undefined;
+  let outcome: Outcome;
   let worktree: Worktree | undefined;
   let tempDir: string | undefined;
   let fence: FenceResult = { ok: true, verdicts: [] };
@@ -108,6 +110,10 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
     for (const command of ticket.setup) {
       const result = await runTicketCommand(command, site, options.interrupt);
       emit({ type: 'setup', name: result.name, exitCode: result.exitCode, timedOut: result.timedOut, durationMs: result.durationMs, output: result.output });
+      if (options.interrupt.aborted) {
+        outcome = { kind: 'interrupted', finalText: '' };
+        break;
+      }
       if (!result.passed) {
         outcome = { kind: 'setup_failed', reason: `setup command \`${command.run}\` ${result.timedOut ? 'timed out' : `exited ${result.exitCode}`}` };
         break;
@@ -136,6 +142,10 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
         emit,
         priceTurn: (usage) => (isReplayModel(model.id) ? 0 : costUsd(model.id, usage)),
         runToolCall: (use, step, signal) => runToolCall(use, step, toolContext(signal), emit, ledger),
+        blocked: () =>
+          ledger.refusedInARow >= MAX_REFUSED_IN_A_ROW
+            ? `${ledger.refusedInARow} tool calls in a row were denied or refused; stopping instead of burning the budget`
+            : null,
         runChecks: async (round, signal) => {
           checkRoundsUsed = round;
           lastChecks = await runChecks(ticket.checks, site, round, emit, signal);
@@ -159,8 +169,8 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
         await writePatch(snapshot, patchFile);
         ({ status, reason } = decideStatus(outcome, fence, ticket));
         if (status === 'passed') {
-          branch = `corral/${ticket.id}`;
-          await commitToBranch(snapshot, branch, `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`);
+          const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
+          ({ branch } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1)));
         }
       } finally {
         await snapshot.dispose();
@@ -226,6 +236,8 @@ export function decideStatus(outcome: Outcome, fence: FenceResult, ticket: Pick<
       return { status: 'budget_exhausted', reason: `budget exhausted: ${outcome.exceeded.which} (${outcome.exceeded.detail})` };
     case 'refused':
       return { status: 'refused', reason: 'the model refused the task' };
+    case 'blocked':
+      return { status: 'blocked', reason: `blocked by policy: ${outcome.reason}` };
     case 'model_error':
       return { status: 'model_error', reason: `model API failed: ${outcome.message}` };
     case 'checks_failed':

@@ -10,6 +10,8 @@ export interface ToolCallLedger {
   calls: number;
   denied: CallRecord[];
   asked: CallRecord[];
+  /** Denied or refused calls since the last allowed one. */
+  refusedInARow: number;
 }
 
 /** One call end to end: parse, resolve paths, decide, then run only what was allowed. */
@@ -40,6 +42,7 @@ export async function runToolCall(
   if (!parsed.ok) {
     const record = { step, tool: use.name, effect: 'deny' as const, rule: 'tool.invalid-call', reason: parsed.error, call: describeCall(use) };
     ledger.denied.push(record);
+    ledger.refusedInARow += 1;
     emit({ type: 'decision', step, id: use.id, tool: use.name, effect: 'deny', rule: record.rule, reason: record.reason, paths: [] });
     return finish({ content: parsed.error, isError: true });
   }
@@ -52,9 +55,11 @@ export async function runToolCall(
     // No approver yet: an ask is refused, never allowed (fail closed).
     const record = { step, tool: use.name, ...decision, call: describeCall(use) };
     (decision.effect === 'ask' ? ledger.asked : ledger.denied).push(record);
+    ledger.refusedInARow += 1;
     return finish({ content: refusalText(decision), isError: true });
   }
 
+  ledger.refusedInARow = 0;
   try {
     return finish(await tool.execute(parsed.input, context));
   } catch (error) {

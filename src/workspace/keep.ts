@@ -17,12 +17,24 @@ export async function writePatch(snapshot: Snapshot, file: string): Promise<void
 
 /**
  * Commits the snapshot as one commit on top of the base and points `branch` at it in the
- * host repository (worktrees share refs). Whatever the agent committed is folded in.
+ * host repository (worktrees share refs). Whatever the agent committed is folded in. A
+ * branch someone has checked out is never moved under them: the result then goes to
+ * `<branch>-<suffix>` instead. Returns the branch used and the commit.
  */
-export async function commitToBranch(snapshot: Snapshot, branch: string, message: string): Promise<string> {
+export async function commitToBranch(
+  snapshot: Snapshot,
+  branch: string,
+  message: string,
+  suffix: string,
+): Promise<{ branch: string; commit: string }> {
   const cwd = snapshot.worktree.dir;
   const tree = (await git(cwd, ['write-tree'], { env: snapshot.env })).stdout.trim();
   const commit = (await git(cwd, ['commit-tree', tree, '-p', snapshot.worktree.baseCommit, '-F', '-'], { input: message })).stdout.trim();
-  await git(cwd, ['update-ref', '-m', 'corral: run passed', `refs/heads/${branch}`, commit]);
-  return commit;
+  const checkedOut = (await git(cwd, ['worktree', 'list', '--porcelain'])).stdout
+    .split('\n')
+    .filter((line) => line.startsWith('branch '))
+    .map((line) => line.slice('branch '.length));
+  const target = checkedOut.includes(`refs/heads/${branch}`) ? `${branch}-${suffix}` : branch;
+  await git(cwd, ['update-ref', '-m', 'corral: run passed', `refs/heads/${target}`, commit]);
+  return { branch: target, commit };
 }

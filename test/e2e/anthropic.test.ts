@@ -78,6 +78,14 @@ describe('the real SDK path, against a local Messages API server', () => {
       expect(body.system[0].cache_control).toEqual({ type: 'ephemeral' });
       expect(body.tools.at(-1).cache_control).toEqual({ type: 'ephemeral' });
     }
+    // The system prompt names the fence, the checks, the way of working and the QUEUE: convention.
+    const system = bodies[0]!.system[0].text as string;
+    expect(system).toContain('fixtures/example-project/src/**');
+    expect(system).toContain('cd fixtures/example-project && node --test');
+    expect(system).toMatch(/Read the relevant code before you write/);
+    expect(system).toMatch(/smallest change .* with a test/);
+    expect(system).toContain('"QUEUE:"');
+    expect(bodies[0]!.messages[0].content[0].text ?? bodies[0]!.messages[0].content).toContain('Make daysOverdue count days.');
     // The second request carries both tool results, in order, after the assistant turn.
     const results = second.messages.at(-1).content;
     expect(results.map((r: { tool_use_id: string }) => r.tool_use_id)).toEqual(['toolu_01', 'toolu_02']);

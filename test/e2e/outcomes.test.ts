@@ -99,6 +99,36 @@ describe('runs that do not pass end in their documented exit code, with the work
   });
 });
 
+describe('policy and input problems', () => {
+  it('stops as blocked (exit 4) after five refused calls in a row', async () => {
+    const repo = makeDemoRepo();
+    const reads = Array.from({ length: 7 }, (_, i) => `  - tools:\n      - Read: {file_path: /etc/secret-${i}}\n`).join('');
+    writeFileSync(path.join(repo, 'fixtures/replay/keeps-trying.yaml'), `turns:\n${reads}`);
+    writeFileSync(path.join(repo, 'fixtures/tickets/keeps-trying.yaml'), 'task: t\nallow: ["**"]\nmodel: replay:../replay/keeps-trying.yaml\n');
+    gitIn(repo, ['add', '-A']);
+    gitIn(repo, ['commit', '-qm', 'more']);
+    const run = await runCli(['run', 'fixtures/tickets/keeps-trying.yaml', '--json'], { cwd: repo });
+    expect(run.exitCode).toBe(4);
+    const r = JSON.parse(run.stdout.trim());
+    expect(r.status).toBe('blocked');
+    expect(r.denied).toHaveLength(5);
+    expect(r.steps).toBe(5);
+  });
+
+  it('refuses duplicate ticket ids and broken replay scripts before anything runs (exit 64)', async () => {
+    const repo = makeDemoRepo();
+    writeFileSync(path.join(repo, 'fixtures/tickets/cap-fine.yaml'), readFileSync(path.join(repo, 'tickets/cap-fine.yaml'), 'utf8').replace('../fixtures/replay', '../replay'));
+    writeFileSync(path.join(repo, 'fixtures/replay/broken.yaml'), 'turns:\n  - txt: typo\n');
+    writeFileSync(path.join(repo, 'fixtures/tickets/broken-script.yaml'), 'task: t\nallow: ["**"]\nmodel: replay:../replay/broken.yaml\n');
+    const run = await runCli(['run', 'tickets/', 'fixtures/tickets/'], { cwd: repo });
+    expect(run.exitCode).toBe(64);
+    expect(run.stderr).toMatch(/tickets\/cap-fine\.yaml:1:1: id: id "cap-fine" is also the id of fixtures\/tickets\/cap-fine\.yaml/);
+    expect(run.stderr).toMatch(/fixtures\/replay\/broken\.yaml:2:5: turns\.0:/);
+    expect(run.stdout).toBe('');
+    expect(extraWorktrees(repo)).toEqual([]);
+  });
+});
+
 describe('setup commands', () => {
   it('run in the worktree before the agent, and a failing one fails the run (exit 1)', async () => {
     const repo = makeDemoRepo();
@@ -116,5 +146,41 @@ describe('setup commands', () => {
     const bad = await runCli(['run', 'fixtures/tickets/setup-fails.yaml', '--json'], { cwd: repo });
     expect(bad.exitCode).toBe(1);
     expect(report(bad.stdout).reason).toContain('setup command `exit 7` exited 7');
+  });
+});
+
+describe('tool output', () => {
+  it('is capped with a visible cut, and a tool error goes back to the model while the run goes on', async () => {
+    const repo = makeDemoRepo();
+    writeFileSync(
+      path.join(repo, 'fixtures/replay/loud.yaml'),
+      [
+        'turns:',
+        '  - tools:',
+        "      - Bash: {command: \"head -c 200000 /dev/zero | tr '\\\\0' a; echo; echo THE-END\"}",
+        '      - Edit: {file_path: fixtures/example-project/src/fees.js, old_string: "not there", new_string: "x"}',
+        '      - Teleport: {to: mars}',
+        '  - tools:',
+        '      - Write: {file_path: fixtures/example-project/out.txt, content: "ok\\n"}',
+        '  - text: done',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(path.join(repo, 'fixtures/tickets/loud.yaml'), 'task: t\nallow: ["**"]\nmodel: replay:../replay/loud.yaml\n');
+    gitIn(repo, ['add', '-A']);
+    gitIn(repo, ['commit', '-qm', 'more']);
+    const run = await runCli(['run', 'fixtures/tickets/loud.yaml', '--json'], { cwd: repo });
+    expect(run.exitCode).toBe(0);
+    const r = JSON.parse(run.stdout.trim());
+    const events = readFileSync(r.trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const results = events.filter((e) => e.type === 'tool_result');
+    expect(results.map((e) => [e.tool, e.isError])).toEqual([
+      ['Bash', false],
+      ['Edit', true],
+      ['Teleport', true],
+      ['Write', false],
+    ]);
+    expect(results[0].bytes).toBeLessThan(31_000);
+    expect(r.denied.map((d: { rule: string }) => d.rule)).toEqual(['tool.invalid-call']);
   });
 });

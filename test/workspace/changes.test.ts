@@ -77,7 +77,7 @@ describe('worktree, changes, patch and branch on a real repository', () => {
     const patch = path.join(tempDir('corral-patch-'), 'patch.diff');
     const snapshot = await snapshotWorktree(wt);
     await writePatch(snapshot, patch);
-    const commit = await commitToBranch(snapshot, 'corral/patch-test', 'corral: test\n');
+    const { commit } = await commitToBranch(snapshot, 'corral/patch-test', 'corral: test\n', 'x');
     await snapshot.dispose();
     await removeWorktree(wt);
 
@@ -95,6 +95,20 @@ describe('worktree, changes, patch and branch on a real repository', () => {
     expect(gitIn(repo, ['diff', '--name-only', base, commit]).trim().split('\n').sort()).toEqual(['blob.bin', 'edit.txt', 'latin1.txt']);
   });
 
+  it('never moves a result branch that is checked out somewhere', async () => {
+    const { repo, base } = makeRepo();
+    gitIn(repo, ['checkout', '-q', '-b', 'corral/busy']);
+    const wt = await createWorktree(repo, base, 'busy');
+    writeFileSync(path.join(wt.dir, 'edit.txt'), 'two\n');
+    const snapshot = await snapshotWorktree(wt);
+    const result = await commitToBranch(snapshot, 'corral/busy', 'x\n', 'run-1');
+    await snapshot.dispose();
+    await removeWorktree(wt);
+    expect(result.branch).toBe('corral/busy-run-1');
+    expect(gitIn(repo, ['rev-parse', 'corral/busy']).trim()).toBe(base);
+    expect(gitIn(repo, ['status', '--porcelain']).trim()).toBe('');
+  });
+
   it('runs no hook of the repository', async () => {
     const { repo, base } = makeRepo();
     const marker = path.join(tempDir('corral-hook-'), 'ran');
@@ -104,7 +118,7 @@ describe('worktree, changes, patch and branch on a real repository', () => {
     writeFileSync(path.join(wt.dir, 'edit.txt'), 'two\n');
     const snapshot = await snapshotWorktree(wt);
     await listChanges(snapshot);
-    await commitToBranch(snapshot, 'corral/hooks', 'x\n');
+    await commitToBranch(snapshot, 'corral/hooks', 'x\n', 'x');
     await snapshot.dispose();
     await removeWorktree(wt);
     expect(() => readFileSync(marker)).toThrow();

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { EXIT, formatProblem, UsageError } from '../../errors.js';
 import { discoverTickets } from '../../ticket/discover.js';
+import { checkReplayScript } from '../../agent/create-model.js';
 import { loadTicket } from '../../ticket/load.js';
 import type { CliIo } from '../io.js';
 
@@ -13,6 +14,7 @@ export async function checkCommand(inputs: string[], io: CliIo): Promise<number>
     const shown = path.relative(cwd, file) || file;
     try {
       const ticket = await loadTicket(shown);
+      await checkReplayScript(ticket.model, cwd);
       io.stdout.write(`ok  ${shown}  (${ticket.id})\n`);
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;

@@ -7,7 +7,9 @@ import { formatSummary } from '../../report/summary.js';
 import { mostSevereExitCode } from '../../run/result.js';
 import { runTicket } from '../../run/run-ticket.js';
 import { discoverTickets } from '../../ticket/discover.js';
+import { findDuplicateIds } from '../../ticket/duplicate-ids.js';
 import { loadTicket } from '../../ticket/load.js';
+import { checkReplayScript } from '../../agent/create-model.js';
 import type { Ticket } from '../../ticket/types.js';
 import { interruptOnSignals } from '../interrupt.js';
 import type { CliIo } from '../io.js';
@@ -19,22 +21,26 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
   const files = await discoverTickets(inputs.map((p) => path.resolve(cwd, p)));
   if (files.length === 0) throw new UsageError(`no ticket files found in ${inputs.join(', ')}`);
 
+  const model = options.model?.startsWith('replay:') ? `replay:${path.resolve(cwd, options.model.slice(7))}` : options.model;
   const tickets: Ticket[] = [];
   const problems: Problem[] = [];
   for (const file of files) {
     try {
-      tickets.push(await loadTicket(path.relative(cwd, file) || file));
+      const ticket = await loadTicket(path.relative(cwd, file) || file);
+      await checkReplayScript(model ?? ticket.model, cwd);
+      tickets.push(ticket);
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
-      problems.push(...error.problems);
-      if (error.problems.length === 0) io.stderr.write(`corral: ${error.message}\n`);
+      const shown = path.relative(cwd, file) || file;
+      // A problem with no position still stops the run; it is reported against the ticket.
+      problems.push(...(error.problems.length > 0 ? error.problems : [{ file: shown, line: 1, column: 1, field: '', message: error.message }]));
     }
   }
+  problems.push(...findDuplicateIds(tickets, cwd));
   if (problems.length > 0) {
     throw new UsageError(`${problems.length} problem(s) in the tickets; nothing was run`, problems);
   }
 
-  const model = options.model?.startsWith('replay:') ? `replay:${path.resolve(cwd, options.model.slice(7))}` : options.model;
   const err = chooseChalk(io.env, io.stderr.isTTY);
   const out = chooseChalk(io.env, io.stdout.isTTY);
   const interrupt = io.interrupt ? { signal: io.interrupt, dispose() {} } : interruptOnSignals();
