@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type { ToolKind } from '../tools/types.js';
 
 export type Effect = 'allow' | 'ask' | 'deny';
 
@@ -13,7 +12,6 @@ export interface Decision {
 /** A parsed tool call with its paths already resolved (file-system facts come in as inputs). */
 export interface CallToDecide {
   tool: string;
-  kind: ToolKind;
   /** Real absolute paths the call names. */
   resolvedPaths: string[];
 }

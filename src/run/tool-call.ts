@@ -1,4 +1,4 @@
-import { decideCall, refusalText } from '../guard/decide.js';
+import { decideCall, refusalText, type Decision } from '../guard/decide.js';
 import { resolveRealPath } from '../guard/resolve-paths.js';
 import type { ToolUse } from '../agent/loop.js';
 import type { EmitEvent } from '../report/events.js';
@@ -10,8 +10,35 @@ export interface ToolCallLedger {
   calls: number;
   denied: CallRecord[];
   asked: CallRecord[];
-  /** Denied or refused calls since the last allowed one. */
-  refusedInARow: number;
+  streak: RefusalStreak;
+}
+
+/**
+ * Counts turns in a row in which the guard refused every call, so a run that keeps
+ * hitting the policy stops (blocked) instead of burning its budget. Invalid calls are a
+ * model's slip, not a policy verdict, and count neither way.
+ */
+export class RefusalStreak {
+  turns = 0;
+  private allowed = 0;
+  private refused = 0;
+
+  noteAllowed(): void {
+    this.allowed += 1;
+  }
+
+  noteRefused(): void {
+    this.refused += 1;
+  }
+
+  /** Closes the turn's tally; returns how many turns in a row were wholly refused. */
+  endTurn(): number {
+    if (this.allowed > 0) this.turns = 0;
+    else if (this.refused > 0) this.turns += 1;
+    this.allowed = 0;
+    this.refused = 0;
+    return this.turns;
+  }
 }
 
 /** One call end to end: parse, resolve paths, decide, then run only what was allowed. */
@@ -42,24 +69,31 @@ export async function runToolCall(
   if (!parsed.ok) {
     const record = { step, tool: use.name, effect: 'deny' as const, rule: 'tool.invalid-call', reason: parsed.error, call: describeCall(use) };
     ledger.denied.push(record);
-    ledger.refusedInARow += 1;
     emit({ type: 'decision', step, id: use.id, tool: use.name, effect: 'deny', rule: record.rule, reason: record.reason, paths: [] });
     return finish({ content: parsed.error, isError: true });
   }
 
   const tool = parsed.tool;
-  const resolvedPaths = await Promise.all(tool.paths(parsed.input).map((p: string) => resolveRealPath(p, context.worktree)));
-  const decision = decideCall({ tool: tool.name, kind: tool.kind, resolvedPaths }, context.worktree);
+  let resolvedPaths: string[] = [];
+  let decision: Decision;
+  try {
+    resolvedPaths = await Promise.all(tool.paths(parsed.input).map((p: string) => resolveRealPath(p, context.worktree)));
+    decision = decideCall({ tool: tool.name, resolvedPaths }, context.worktree);
+  } catch (error) {
+    // A path that cannot be resolved cannot be judged: deny, never guess.
+    const message = error instanceof Error ? error.message : String(error);
+    decision = { effect: 'deny', rule: 'placeholder.unresolvable-path', reason: `cannot resolve the path: ${message}` };
+  }
   emit({ type: 'decision', step, id: use.id, tool: use.name, ...decision, paths: resolvedPaths });
   if (decision.effect !== 'allow') {
     // No approver yet: an ask is refused, never allowed (fail closed).
     const record = { step, tool: use.name, ...decision, call: describeCall(use) };
     (decision.effect === 'ask' ? ledger.asked : ledger.denied).push(record);
-    ledger.refusedInARow += 1;
+    ledger.streak.noteRefused();
     return finish({ content: refusalText(decision), isError: true });
   }
 
-  ledger.refusedInARow = 0;
+  ledger.streak.noteAllowed();
   try {
     return finish(await tool.execute(parsed.input, context));
   } catch (error) {

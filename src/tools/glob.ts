@@ -27,7 +27,16 @@ export const globTool: ToolDefinition<GlobInput> = {
   execute: executeGlob,
 };
 
+/** An absolute pattern or a `..` segment (also inside braces) would list files outside the search path. */
+export function patternLeavesRoot(pattern: string): boolean {
+  if (pattern.startsWith('/') || pattern.startsWith('~')) return true;
+  return pattern.split(/[/{},]/).some((segment) => segment === '..');
+}
+
 async function executeGlob(input: GlobInput, ctx: ToolContext): Promise<ToolOutput> {
+  if (patternLeavesRoot(input.pattern)) {
+    return toolError(`The pattern ${input.pattern} reaches outside the search path; use a relative pattern without ".." and set \`path\` instead.`);
+  }
   const root = resolveToolPath(input.path ?? '.', ctx.worktree);
   const shownRoot = displayPath(root, ctx.worktree);
   const searchRoot = await statSearchRoot(root, shownRoot);

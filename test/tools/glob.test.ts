@@ -1,7 +1,7 @@
 import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { globTool } from '../../src/tools/glob.js';
+import { globTool, patternLeavesRoot } from '../../src/tools/glob.js';
 import { makeContext, makeTempDir } from './helpers.js';
 
 let dir: string;
@@ -61,5 +61,14 @@ describe('Glob', () => {
     expect(globTool.paths({ pattern: '*' })).toEqual(['.']);
     expect(globTool.paths({ pattern: '*', path: 'src' })).toEqual(['src']);
     expect(globTool.kind).toBe('search');
+  });
+});
+
+describe('Glob patterns that leave the search path', () => {
+  test('are refused before anything is listed', async () => {
+    for (const bad of ['/etc/*', '../*', 'a/../../*', '{src,..}/*', '~/x', '**/../../*']) expect(patternLeavesRoot(bad)).toBe(true);
+    for (const ok of ['**/*.ts', 'src/*.{js,ts}', '.hidden/*', 'a..b/*']) expect(patternLeavesRoot(ok)).toBe(false);
+    const out = await globTool.execute({ pattern: '../*' }, makeContext(dir));
+    expect(out.isError).toBe(true);
   });
 });
