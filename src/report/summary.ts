@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { ChalkInstance } from 'chalk';
 import { totalTokens } from '../agent/budget.js';
+import { isReplayModel, replayModelId, replayScriptPath } from '../agent/model-id.js';
 import type { RunResult, RunStatus } from '../run/result.js';
 import type { ChangeKind } from '../workspace/changes.js';
 
@@ -38,7 +39,7 @@ export function formatSummary(result: RunResult, c: ChalkInstance, cwd: string):
   const cached = result.usage.cacheReadTokens;
   const cache = tokens > 0 && cached > 0 ? ` (${Math.round((cached / tokens) * 100)}% cached)` : '';
   const cost = result.costUsd === null ? 'cost unknown' : `$${result.costUsd.toFixed(4)}`;
-  lines.push(`  ${c.dim('spent')}    ${result.steps} steps · ${tokens.toLocaleString('en-US')} tokens${cache} · ${cost} · ${formatDuration(result.durationMs)} · ${result.model.startsWith('replay:') ? `replay:${rel(result.model.slice(7))}` : result.model}`);
+  lines.push(`  ${c.dim('spent')}    ${result.steps} steps · ${tokens.toLocaleString('en-US')} tokens${cache} · ${cost} · ${formatDuration(result.durationMs)} · ${isReplayModel(result.model) ? replayModelId(rel(replayScriptPath(result.model))) : result.model}`);
 
   if (result.changes.length === 0) lines.push(`  ${c.dim('changes')}  none`);
   else {

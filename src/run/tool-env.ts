@@ -2,13 +2,12 @@
 // variables a shell needs, plus the ones the ticket names. A key, token, secret or
 // password reaches a tool only when the ticket passes it by name.
 const BASELINE = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ'];
-const SECRET_LIKE = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
 
 export function buildToolEnv(host: NodeJS.ProcessEnv, passThrough: string[], tmpDir: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of BASELINE) {
     const value = host[name];
-    if (value !== undefined && !SECRET_LIKE.test(name)) env[name] = value;
+    if (value !== undefined) env[name] = value;
   }
   for (const name of passThrough) {
     const value = host[name];

@@ -7,6 +7,10 @@ const HARDENED_CONFIG = [
   'core.hooksPath=/dev/null',
   'core.fsmonitor=false',
   'core.untrackedCache=false',
+  // HOME stays (tools need it), so the user's own ignore and attributes files must be
+  // switched off by name: the fence must see the same changes on every machine.
+  'core.excludesFile=/dev/null',
+  'core.attributesFile=/dev/null',
   'credential.helper=',
   'protocol.allow=never',
   'commit.gpgSign=false',
@@ -65,7 +69,9 @@ export async function git(cwd: string, args: string[], options: GitOptions = {})
 
 /** Like `git`, but stdout as bytes: a patch of a non-UTF-8 file must survive unchanged. */
 export async function gitBytes(cwd: string, args: string[], options: GitOptions = {}): Promise<Buffer> {
-  return (await runGit(cwd, args, options, 'buffer')).stdout as Buffer;
+  // execa hands back a plain Uint8Array; wrap it (no copy) so Buffer methods work on it.
+  const bytes = (await runGit(cwd, args, options, 'buffer')).stdout as unknown as Uint8Array;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 async function runGit(cwd: string, args: string[], options: GitOptions, encoding: 'utf8' | 'buffer') {
@@ -79,6 +85,9 @@ async function runGit(cwd: string, args: string[], options: GitOptions, encoding
     encoding,
     ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
     maxBuffer: 1024 * 1024 * 1024,
+    // Its own process group: a Ctrl-C in the terminal reaches corral, which then still
+    // needs git to record the patch, not git itself.
+    detached: true,
   });
   const stderr = String(result.stderr ?? '');
   const exitCode = result.exitCode ?? 1;
