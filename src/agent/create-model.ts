@@ -2,40 +2,33 @@ import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { hasApiKey } from './api-key.js';
 import type { Model } from './model.js';
+import { isReplayModel, replayScriptPath } from './model-id.js';
 import { createReplayModel, loadReplayScript } from './replay-model.js';
 
 export const DEFAULT_MODEL = 'claude-sonnet-4-6';
-export const REPLAY_PREFIX = 'replay:';
 
-export function isReplayModel(id: string): boolean {
-  return id.startsWith(REPLAY_PREFIX);
+/** Why a real model cannot be used in this environment, or null when it can. */
+export function missingKeyError(id: string, env: NodeJS.ProcessEnv): UsageError | null {
+  if (isReplayModel(id) || hasApiKey(env)) return null;
+  return new UsageError(
+    `model ${id} needs an Anthropic API key, and ANTHROPIC_API_KEY is not set.\n` +
+      `  Fix: export ANTHROPIC_API_KEY=<your key> (and ANTHROPIC_BASE_URL for a proxy), ` +
+      `or run offline with a replay script: --model replay:<script.yaml>`,
+  );
 }
 
 /**
- * Builds the model a run talks to. Everything that can be wrong with it (a missing
+ * Builds the model a run talks to. Everything that can be wrong with it (a broken
  * replay script, no API key) is found here, before a worktree exists.
  */
 export async function prepareModel(id: string, env: NodeJS.ProcessEnv, shownFrom: string): Promise<Model> {
   if (isReplayModel(id)) {
-    const file = id.slice(REPLAY_PREFIX.length);
-    const script = await loadReplayScript(file, path.relative(shownFrom, file) || file);
-    return createReplayModel(id, script);
+    const file = replayScriptPath(id);
+    return createReplayModel(id, await loadReplayScript(file, path.relative(shownFrom, file) || file));
   }
-  if (!hasApiKey(env)) {
-    throw new UsageError(
-      `model ${id} needs an Anthropic API key, and ANTHROPIC_API_KEY is not set.\n` +
-        `  Fix: export ANTHROPIC_API_KEY=<your key> (and ANTHROPIC_BASE_URL for a proxy), ` +
-        `or run offline with a replay script: --model replay:<script.yaml>`,
-    );
-  }
+  const noKey = missingKeyError(id, env);
+  if (noKey) throw noKey;
   // Loaded only when a real model is used: the SDK is the heaviest import corral has.
   const { createAnthropicModel } = await import('./anthropic-model.js');
   return createAnthropicModel({ model: id });
-}
-
-/** Loads a ticket's replay script only to report its problems, so a batch finds them before it starts. */
-export async function checkReplayScript(id: string | undefined, shownFrom: string): Promise<void> {
-  if (id === undefined || !isReplayModel(id)) return;
-  const file = id.slice(REPLAY_PREFIX.length);
-  await loadReplayScript(file, path.relative(shownFrom, file) || file);
 }

@@ -31,7 +31,7 @@ export interface LoopOptions {
   /** Parses, guards and runs one call; never throws for what the model can recover from. */
   runToolCall(use: ToolUse, step: number, signal: AbortSignal): Promise<ToolOutput>;
   runChecks(round: number, signal: AbortSignal): Promise<CheckRound>;
-  /** Why policy has stopped the run (too many refused calls in a row), or null to go on. */
+  /** Called once per turn after its tool calls: why policy has stopped the run, or null to go on. */
   blocked?(): string | null;
 }
 
@@ -102,10 +102,10 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
         results.push({ type: 'tool_result' as const, tool_use_id: use.id, content: output.content || '(no output)', is_error: output.isError });
         const halted = stopped();
         if (halted) return halted;
-        const blocked = options.blocked?.();
-        if (blocked) return { kind: 'blocked', reason: blocked, finalText };
       }
       messages.push({ role: 'user', content: results });
+      const blocked = options.blocked?.();
+      if (blocked) return { kind: 'blocked', reason: blocked, finalText };
       continue;
     }
 
@@ -124,6 +124,7 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
         return { kind: 'model_error', message: `the model stopped with an unknown stop_reason "${turn.stopReason}"`, finalText };
     }
 
+    // The API rejects an empty assistant turn, and check feedback must follow one.
     if (turn.content.length === 0) messages.push({ role: 'assistant', content: '(no reply)' });
     const round = await options.runChecks(failedRounds + 1, signal);
     const halted = stopped();

@@ -11,22 +11,20 @@ const SKIPPED_DIRS = new Set(['node_modules']);
  * Returns each file once, as spelled by the caller, sorted by path.
  */
 export async function discoverTickets(paths: string[]): Promise<string[]> {
-  const missing: string[] = [];
-  const found: string[][] = await Promise.all(
+  const found: (string[] | null)[] = await Promise.all(
     paths.map(async (given) => {
       const stats = await stat(given).catch(() => null);
-      if (!stats) {
-        missing.push(given);
-        return [];
-      }
+      if (!stats) return null;
       return stats.isDirectory() ? findTicketsIn(path.normalize(given)) : [path.normalize(given)];
     }),
   );
+  // Named in the order given, whichever stat answered first.
+  const missing = paths.filter((_, i) => found[i] === null);
   if (missing.length > 0) {
     throw new UsageError(`no such file or directory: ${missing.join(', ')}`);
   }
   const byAbsolute = new Map<string, string>();
-  for (const file of found.flat()) {
+  for (const file of found.flatMap((f) => f ?? [])) {
     const key = path.resolve(file);
     if (!byAbsolute.has(key)) byAbsolute.set(key, file);
   }

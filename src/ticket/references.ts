@@ -2,13 +2,13 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { findRepoRoot, resolveCommit } from '../workspace/git.js';
 import type { FieldProblem } from './positions.js';
+import { isReplayModel, replayModelId, replayScriptPath } from '../agent/model-id.js';
 
 // The fields that name things outside the ticket file: the repository, a commit in
 // it, and a replay script. They are checked against the disk and git here so a bad
 // ticket fails before any worktree exists. Each check looks only at its own raw
 // field, so these problems are reported alongside the schema's.
 
-const REPLAY_PREFIX = 'replay:';
 
 export interface RepoResolution {
   /** Top directory of the repository, when it was found. */
@@ -55,14 +55,14 @@ export interface ModelResolution {
 /** Resolves `replay:<file>` against the ticket's directory and checks the file exists. */
 export async function resolveModel(model: unknown, ticketFile: string): Promise<ModelResolution> {
   if (typeof model !== 'string') return { problems: [] };
-  if (!model.startsWith(REPLAY_PREFIX)) return { model, problems: [] };
-  const script = model.slice(REPLAY_PREFIX.length).trim();
+  if (!isReplayModel(model)) return { model, problems: [] };
+  const script = replayScriptPath(model);
   if (script === '') return problem(['model'], 'no replay file given', 'write `replay:<file>`, relative to the ticket file');
   const absolute = path.resolve(path.dirname(ticketFile), script);
   if (!(await isFile(absolute))) {
     return problem(['model'], `replay file \`${script}\` does not exist (resolved to ${absolute})`, 'the path is relative to the ticket file');
   }
-  return { model: `${REPLAY_PREFIX}${absolute}`, problems: [] };
+  return { model: replayModelId(absolute), problems: [] };
 }
 
 function problem(fieldPath: string[], message: string, hint: string): { problems: FieldProblem[] } {

@@ -7,7 +7,11 @@ import { DEFAULT_BUDGET, DEFAULT_CHECK_ROUNDS, DEFAULT_COMMAND_TIMEOUT_MS } from
 // `types.ts` and the loader; here they only appear as documentation for editors.
 
 export const TICKET_SCHEMA_ID = 'https://corral.dev/schema/ticket.schema.json';
-export const TICKET_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+// An id names the branch `corral/<id>`, so it also obeys git's ref-name rules: no `..`,
+// no trailing `.` or `.lock`, and a length a file system takes.
+export const TICKET_ID_PATTERN = /^(?!.*\.\.)(?!.*\.lock$)(?!.*\.$)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** Timers in Node overflow past 2^31 ms (about 24.8 days); no budget or timeout may come near. */
+const MAX_MINUTES = 7 * 24 * 60;
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const NOT_BLANK = /\S/;
 
@@ -27,6 +31,7 @@ export const commandObjectSchema = z.strictObject({
   timeout_seconds: z
     .number()
     .positive()
+    .max(MAX_MINUTES * 60)
     .optional()
     .meta({
       description: 'Seconds before the command is killed.',
@@ -42,7 +47,7 @@ const command = z.union([
 export const budgetSchema = z.strictObject({
   steps: z.int().positive().optional().meta({ description: 'Model turns.', default: DEFAULT_BUDGET.steps }),
   tokens: z.int().positive().optional().meta({ description: 'Input plus output tokens.', default: DEFAULT_BUDGET.tokens }),
-  minutes: z.number().positive().optional().meta({ description: 'Wall-clock minutes.', default: DEFAULT_BUDGET.minutes }),
+  minutes: z.number().positive().max(MAX_MINUTES).optional().meta({ description: 'Wall-clock minutes.', default: DEFAULT_BUDGET.minutes }),
   usd: z.number().positive().optional().meta({ description: 'Estimated cost in US dollars.' }),
 });
 

@@ -2,10 +2,18 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll } from 'vitest';
 
-/** A fresh directory under the OS temp dir, resolved through symlinks (macOS /var). */
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh directory under the OS temp dir, resolved through symlinks (macOS /var), removed after the test file. */
 export function makeTempDir(prefix = 'corral-ticket-'): string {
-  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  made.push(dir);
+  return dir;
 }
 
 /** Writes `files` (relative path → content) under `dir`, creating folders. */

@@ -1,0 +1,15 @@
+// How a ticket names its model: an API model id, or `replay:<script>` for the offline one.
+export const REPLAY_PREFIX = 'replay:';
+
+export function isReplayModel(id: string): boolean {
+  return id.startsWith(REPLAY_PREFIX);
+}
+
+/** The script path of a `replay:` id. */
+export function replayScriptPath(id: string): string {
+  return id.slice(REPLAY_PREFIX.length).trim();
+}
+
+export function replayModelId(scriptPath: string): string {
+  return `${REPLAY_PREFIX}${scriptPath}`;
+}

@@ -1,0 +1,54 @@
+import path from 'node:path';
+import { DEFAULT_MODEL, missingKeyError } from '../agent/create-model.js';
+import { isReplayModel, replayScriptPath } from '../agent/model-id.js';
+import { priceOf } from '../agent/prices.js';
+import { loadReplayScript } from '../agent/replay-model.js';
+import { UsageError, type Problem } from '../errors.js';
+import type { Ticket } from '../ticket/types.js';
+
+export interface PreflightOptions {
+  /** A model that overrides the ticket's (`--model`). */
+  model?: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** Whether a real model's missing API key counts (`corral run`) or not (`corral check`). */
+  requireKey: boolean;
+}
+
+export function modelOf(ticket: Ticket, override?: string): string {
+  return override ?? ticket.model ?? DEFAULT_MODEL;
+}
+
+/**
+ * Everything that would stop a ticket at run time, found before any ticket runs, so a
+ * batch never half-runs: settings this version cannot enforce (refused, not ignored: a
+ * rule that is silently dropped fails open), a dollar budget with no price to enforce it,
+ * a broken replay script, a missing API key.
+ */
+export async function preflightTicket(ticket: Ticket, options: PreflightOptions): Promise<Problem[]> {
+  const file = path.relative(options.cwd, ticket.file) || ticket.file;
+  const at = (field: string, message: string, hint?: string): Problem => ({ file, line: 1, column: 1, field, message, ...(hint ? { hint } : {}) });
+  const problems: Problem[] = [];
+  const policy = ticket.policy;
+  const hasRules = policy !== undefined && policy !== null && (Array.isArray(policy) ? policy.length > 0 : Object.keys(policy as object).length > 0);
+  if (hasRules) problems.push(at('policy', 'ticket rules need the guard, which this version of corral does not have yet', 'remove them for now'));
+  if (ticket.sandbox === 'bwrap') problems.push(at('sandbox', 'bwrap is not supported by this version of corral yet', 'use `sandbox: auto` or `none`'));
+
+  const modelId = modelOf(ticket, options.model);
+  if (ticket.budget.usd !== undefined && !isReplayModel(modelId) && priceOf(modelId) === null) {
+    problems.push(at('budget.usd', `corral has no price for model ${modelId}, so a dollar budget cannot be enforced`, 'drop budget.usd or use a priced model'));
+  }
+  if (isReplayModel(modelId)) {
+    const script = replayScriptPath(modelId);
+    try {
+      await loadReplayScript(script, path.relative(options.cwd, script) || script);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      problems.push(...(error.problems.length > 0 ? error.problems : [at('model', error.message)]));
+    }
+  } else if (options.requireKey) {
+    const noKey = missingKeyError(modelId, options.env);
+    if (noKey) problems.push(at('model', noKey.message));
+  }
+  return problems;
+}
