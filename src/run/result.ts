@@ -53,15 +53,15 @@ const SEVERITY = [
   EXIT.passed,
 ] as const;
 
+/** Position in SEVERITY; a code not in it ranks with internal error, as it means something broke. */
+function severityRank(code: number): number {
+  const i = (SEVERITY as readonly number[]).indexOf(code);
+  return i === -1 ? 1 : i;
+}
+
 export function mostSevereExitCode(codes: number[]): number {
   let best = EXIT.passed as number;
-  for (const code of codes) {
-    const rank = (c: number) => {
-      const i = (SEVERITY as readonly number[]).indexOf(c);
-      return i === -1 ? 1 : i; // an unknown code ranks just below internal error
-    };
-    if (rank(code) < rank(best)) best = code;
-  }
+  for (const code of codes) if (severityRank(code) < severityRank(best)) best = code;
   return best;
 }
 

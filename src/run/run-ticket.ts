@@ -3,12 +3,14 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BudgetMeter } from '../agent/budget.js';
-import { DEFAULT_MODEL, isReplayModel, prepareModel } from '../agent/create-model.js';
+import { prepareModel } from '../agent/create-model.js';
 import { runAgentLoop, type LoopOutcome } from '../agent/loop.js';
+import { isReplayModel } from '../agent/model-id.js';
+import { costUsd } from '../agent/prices.js';
 import { buildSystemPrompt, buildTaskMessage } from '../agent/system-prompt.js';
-import { costUsd, priceOf } from '../agent/prices.js';
 import { UsageError } from '../errors.js';
 import { fanOut, type EmitEvent } from '../report/events.js';
+import { createRedactor, findSecretValues, secretValues, type SecretValue } from '../report/redact.js';
 import { createTraceWriter } from '../report/trace.js';
 import type { Ticket } from '../ticket/types.js';
 import { toolSpecs } from '../tools/index.js';
@@ -16,11 +18,12 @@ import type { ToolContext } from '../tools/types.js';
 import { listChanges, snapshotWorktree } from '../workspace/changes.js';
 import { checkFence, type FenceResult } from '../workspace/fence.js';
 import { resolveCommit } from '../workspace/git.js';
-import { commitToBranch, writePatch } from '../workspace/keep.js';
+import { commitToBranch, diffSnapshot } from '../workspace/keep.js';
 import { createWorktree, removeWorktree, type Worktree } from '../workspace/worktree.js';
 import { formatCheckFeedback, runChecks, runTicketCommand, type CommandSite } from './checks.js';
+import { modelOf, preflightTicket } from './preflight.js';
 import { exitCodeOf, extractFollowUps, type CheckResult, type RunResult, type RunStatus } from './result.js';
-import { runToolCall, type ToolCallLedger } from './tool-call.js';
+import { RefusalStreak, runToolCall, type ToolCallLedger } from './tool-call.js';
 import { buildToolEnv } from './tool-env.js';
 
 export interface RunOptions {
@@ -41,19 +44,16 @@ export interface RunOptions {
 }
 
 const OUTPUT_CAP = 30_000;
-/** Denied or refused calls in a row after which the run stops as blocked (exit 4). */
-const MAX_REFUSED_IN_A_ROW = 5;
 const MAX_TOKENS = 8_192;
+/** Turns in a row whose tool calls were all denied or refused, after which the run stops as blocked (exit 4). */
+const MAX_REFUSED_TURNS_IN_A_ROW = 5;
 
-/** Refuses ticket settings this version cannot enforce, rather than ignoring them (fail closed). */
-function refuseUnenforceable(ticket: Ticket, shownFile: string): void {
-  const problems: string[] = [];
-  const policy = ticket.policy;
-  const hasRules = policy !== undefined && policy !== null && (Array.isArray(policy) ? policy.length > 0 : Object.keys(policy as object).length > 0);
-  if (hasRules) problems.push('policy: ticket rules need the guard, which this version of corral does not have yet; remove them or wait for it');
-  if (ticket.sandbox === 'bwrap') problems.push('sandbox: bwrap is not supported by this version of corral yet; use `sandbox: auto` or `none`');
-  if (problems.length > 0) throw new UsageError(`${shownFile}: ${problems.join('; ')}`);
-}
+/** How a run ended before its result is judged against the fence. */
+export type Outcome =
+  | LoopOutcome
+  | { kind: 'setup_failed'; reason: string }
+  | { kind: 'internal_error'; reason: string }
+  | undefined;
 
 export function makeRunId(ticketId: string, now: number): string {
   const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').replace('T', '-');
@@ -65,11 +65,9 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
   const now = options.now ?? Date.now;
   const startedAt = now();
   const shownFile = path.relative(options.cwd, ticket.file) || ticket.file;
-  refuseUnenforceable(ticket, shownFile);
-  const modelId = options.model ?? ticket.model ?? DEFAULT_MODEL;
-  if (ticket.budget.usd !== undefined && !isReplayModel(modelId) && priceOf(modelId) === null) {
-    throw new UsageError(`${shownFile}: budget.usd is set, but corral has no price for model ${modelId}, so the dollar budget cannot be enforced`);
-  }
+  const modelId = modelOf(ticket, options.model);
+  const problems = await preflightTicket(ticket, { ...(options.model ? { model: options.model } : {}), env: options.env, cwd: options.cwd, requireKey: true });
+  if (problems.length > 0) throw new UsageError(`${shownFile}: cannot run`, problems);
   const model = await prepareModel(modelId, options.env, options.cwd);
   const baseCommit = await resolveCommit(ticket.repo, ticket.base);
   if (!baseCommit) throw new UsageError(`${shownFile}: base ${ticket.base} does not resolve to a commit in ${ticket.repo}`);
@@ -79,8 +77,10 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
   const runDir = path.join(runsDir, runId);
   await mkdir(runDir, { recursive: true });
   if (!options.runsDir) await writeFile(path.join(ticket.repo, '.corral', '.gitignore'), '# run records of corral; never committed\n*\n');
+  const secrets = secretValues(options.env);
+  const redact = createRedactor(secrets);
   const traceFile = path.join(runDir, 'trace.jsonl');
-  const emit = fanOut(createTraceWriter(traceFile, runId, ticket.id, now), options.onEvent ?? (() => undefined));
+  const emit = fanOut(createTraceWriter(traceFile, runId, ticket.id, redact, now), options.onEvent ?? (() => undefined));
   const ticketRef = { id: ticket.id, file: ticket.file, ...(ticket.title ? { title: ticket.title } : {}) };
   emit({ type: 'run_start', runId, ticket: ticketRef, model: modelId, runDir });
 
@@ -88,17 +88,11 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
   if (ticket.sandbox === 'auto') warnings.push('sandbox: none (this version has no sandbox yet); commands run unconfined');
 
   const meter = new BudgetMeter(ticket.budget, startedAt, now);
-  const ledger: ToolCallLedger = { calls: 0, denied: [], asked: [], refusedInARow: 0 };
-  let lastChecks: CheckResult[] = [];
-  let checkRoundsUsed = 0;
+  const ledger: ToolCallLedger = { calls: 0, denied: [], asked: [], streak: new RefusalStreak() };
+  const checks = { last: [] as CheckResult[], rounds: 0 };
   let outcome: Outcome;
   let worktree: Worktree | undefined;
   let tempDir: string | undefined;
-  let fence: FenceResult = { ok: true, verdicts: [] };
-  let patchFile: string | undefined;
-  let branch: string | undefined;
-  let status: RunStatus = 'internal_error';
-  let reason = '';
 
   try {
     worktree = await createWorktree(ticket.repo, baseCommit, ticket.id);
@@ -106,20 +100,7 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
     tempDir = await mkdtemp(path.join(tmpdir(), 'corral-tmp-'));
     const env = buildToolEnv(options.env, ticket.env, tempDir);
     const site: CommandSite = { cwd: worktree.dir, env, outputCap: OUTPUT_CAP };
-
-    for (const command of ticket.setup) {
-      const result = await runTicketCommand(command, site, options.interrupt);
-      emit({ type: 'setup', name: result.name, exitCode: result.exitCode, timedOut: result.timedOut, durationMs: result.durationMs, output: result.output });
-      if (options.interrupt.aborted) {
-        outcome = { kind: 'interrupted', finalText: '' };
-        break;
-      }
-      if (!result.passed) {
-        outcome = { kind: 'setup_failed', reason: `setup command \`${command.run}\` ${result.timedOut ? 'timed out' : `exited ${result.exitCode}`}` };
-        break;
-      }
-    }
-
+    outcome = await runSetup(ticket, site, options.interrupt, meter, emit);
     if (!outcome) {
       const worktreeDir = worktree.dir;
       const toolContext = (signal: AbortSignal): ToolContext => ({
@@ -142,15 +123,17 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
         emit,
         priceTurn: (usage) => (isReplayModel(model.id) ? 0 : costUsd(model.id, usage)),
         runToolCall: (use, step, signal) => runToolCall(use, step, toolContext(signal), emit, ledger),
-        blocked: () =>
-          ledger.refusedInARow >= MAX_REFUSED_IN_A_ROW
-            ? `${ledger.refusedInARow} tool calls in a row were denied or refused; stopping instead of burning the budget`
-            : null,
+        blocked: () => {
+          const turns = ledger.streak.endTurn();
+          return turns >= MAX_REFUSED_TURNS_IN_A_ROW
+            ? `every tool call of ${turns} turns in a row was denied or refused; stopping instead of burning the budget`
+            : null;
+        },
         runChecks: async (round, signal) => {
-          checkRoundsUsed = round;
-          lastChecks = await runChecks(ticket.checks, site, round, emit, signal);
-          const passed = lastChecks.every((c) => c.passed);
-          return { passed, feedback: passed ? '' : formatCheckFeedback(lastChecks, round, ticket.checkRounds) };
+          checks.rounds = round;
+          checks.last = await runChecks(ticket.checks, site, round, emit, signal);
+          const passed = checks.last.every((c) => c.passed);
+          return { passed, feedback: passed ? '' : formatCheckFeedback(checks.last, round, ticket.checkRounds) };
         },
       });
     }
@@ -158,42 +141,27 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
     outcome = { kind: 'internal_error', reason: error instanceof Error ? error.message : String(error) };
   }
 
-  // Whatever happened, the agent's work is kept as a patch and the fence is read.
-  if (worktree) {
-    try {
-      const snapshot = await snapshotWorktree(worktree);
-      try {
-        fence = checkFence(await listChanges(snapshot), ticket.allow, ticket.forbid);
-        emit({ type: 'fence', ok: fence.ok, verdicts: fence.verdicts });
-        patchFile = path.join(runDir, 'patch.diff');
-        await writePatch(snapshot, patchFile);
-        ({ status, reason } = decideStatus(outcome, fence, ticket));
-        if (status === 'passed') {
-          const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
-          ({ branch } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1)));
-        }
-      } finally {
-        await snapshot.dispose();
-      }
-    } catch (error) {
-      status = 'internal_error';
-      reason = `could not record the result: ${error instanceof Error ? error.message : String(error)}`;
-    }
-    if (!options.keep) await removeWorktree(worktree);
-  } else {
-    ({ status, reason } = decideStatus(outcome, fence, ticket));
-  }
-  if (tempDir) await rm(tempDir, { recursive: true, force: true });
+  const recorded = worktree
+    ? await recordResult({ worktree, ticket, runId, runDir, outcome, secrets, emit })
+    : { ...decideStatus(outcome, { ok: true, verdicts: [] }, ticket), fence: { ok: true, verdicts: [] }, keepWorktree: false };
 
-  const exitCode = exitCodeOf(status);
-  emit({ type: 'end', status, exitCode, reason });
+  // Cleanup never hides the result: a step that fails becomes a warning.
+  if (worktree && !options.keep && !recorded.keepWorktree) {
+    await removeWorktree(worktree).catch((error: unknown) => warnings.push(`could not remove the worktree ${worktree?.dir}: ${String(error)}`));
+  }
+  if (recorded.keepWorktree && worktree) warnings.push(`the worktree was kept because the patch could not be written: ${worktree.dir}`);
+  if (tempDir) await rm(tempDir, { recursive: true, force: true }).catch(() => warnings.push(`could not remove ${tempDir}`));
+
+  const exitCode = exitCodeOf(recorded.status);
+  emit({ type: 'end', status: recorded.status, exitCode, reason: recorded.reason });
   const finalText = outcome && 'finalText' in outcome ? outcome.finalText : '';
+  const keptWorktree = worktree && (options.keep || recorded.keepWorktree) ? worktree.dir : undefined;
   return {
     runId,
     ticket: ticketRef,
-    status,
+    status: recorded.status,
     exitCode,
-    reason,
+    reason: recorded.reason,
     ...(outcome?.kind === 'budget_exhausted' ? { budgetExhausted: outcome.exceeded.which } : {}),
     model: modelId,
     steps: meter.steps,
@@ -201,24 +169,100 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
     costUsd: meter.costUsd,
     durationMs: now() - startedAt,
     baseCommit,
-    changes: fence.verdicts,
-    checks: lastChecks,
-    checkRoundsUsed,
+    changes: recorded.fence.verdicts,
+    checks: checks.last,
+    checkRoundsUsed: checks.rounds,
     toolCalls: ledger.calls,
     denied: ledger.denied,
     asked: ledger.asked,
     followUps: extractFollowUps(finalText),
     finalText,
     runDir,
-    ...(patchFile ? { patch: patchFile } : {}),
+    ...(recorded.patch ? { patch: recorded.patch } : {}),
     trace: traceFile,
-    ...(branch ? { branch } : {}),
-    ...(options.keep && worktree ? { worktree: worktree.dir } : {}),
+    ...(recorded.branch ? { branch: recorded.branch } : {}),
+    ...(keptWorktree ? { worktree: keptWorktree } : {}),
     warnings,
   };
 }
 
-type Outcome = LoopOutcome | { kind: 'setup_failed'; reason: string } | { kind: 'internal_error'; reason: string } | undefined;
+/** The ticket's setup commands, bounded by the interrupt and the minute budget. */
+async function runSetup(ticket: Ticket, site: CommandSite, interrupt: AbortSignal, meter: BudgetMeter, emit: EmitEvent): Promise<Outcome> {
+  const deadline = AbortSignal.timeout(Math.max(0, ticket.budget.minutes * 60_000 - meter.elapsedMs()));
+  const signal = AbortSignal.any([interrupt, deadline]);
+  for (const command of ticket.setup) {
+    const result = await runTicketCommand(command, site, signal);
+    emit({ type: 'setup', name: result.name, exitCode: result.exitCode, timedOut: result.timedOut, durationMs: result.durationMs, output: result.output });
+    if (interrupt.aborted) return { kind: 'interrupted', finalText: '' };
+    if (deadline.aborted) return { kind: 'budget_exhausted', exceeded: { which: 'minutes', detail: `${ticket.budget.minutes} minute limit reached during setup` }, finalText: '' };
+    if (!result.passed) {
+      return { kind: 'setup_failed', reason: `setup command \`${command.run}\` ${result.timedOut ? 'timed out' : `exited ${result.exitCode}`}` };
+    }
+  }
+  return undefined;
+}
+
+interface Recorded {
+  status: RunStatus;
+  reason: string;
+  fence: FenceResult;
+  patch?: string;
+  branch?: string;
+  /** The patch could not be written, so the worktree is the only copy of the work. */
+  keepWorktree: boolean;
+}
+
+/**
+ * Keeps the agent's work whatever happened: reads the fence, writes the patch (with any
+ * secret value redacted), and commits a passed run to its branch.
+ */
+async function recordResult(input: {
+  worktree: Worktree;
+  ticket: Ticket;
+  runId: string;
+  runDir: string;
+  outcome: Outcome;
+  secrets: SecretValue[];
+  emit: EmitEvent;
+}): Promise<Recorded> {
+  const { worktree, ticket, runId, outcome } = input;
+  let fence: FenceResult = { ok: true, verdicts: [] };
+  let patch: string | undefined;
+  try {
+    const snapshot = await snapshotWorktree(worktree);
+    try {
+      fence = checkFence(await listChanges(snapshot), ticket.allow, ticket.forbid);
+      input.emit({ type: 'fence', ok: fence.ok, verdicts: fence.verdicts });
+      const bytes = await diffSnapshot(snapshot);
+      const leaked = findSecretValues(bytes, input.secrets);
+      const patchFile = path.join(input.runDir, 'patch.diff');
+      await writeFile(patchFile, leaked.length > 0 ? redactBytes(bytes, input.secrets) : bytes);
+      patch = patchFile;
+      if (leaked.length > 0) {
+        return { status: 'fence_violated', reason: `the change contains the value of ${leaked.join(', ')}; it was redacted in the patch and not committed`, fence, patch, keepWorktree: false };
+      }
+      const verdict = decideStatus(outcome, fence, ticket);
+      if (verdict.status !== 'passed') return { ...verdict, fence, patch, keepWorktree: false };
+      const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
+      const { branch } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1));
+      return { ...verdict, fence, patch, branch, keepWorktree: false };
+    } finally {
+      await snapshot.dispose();
+    }
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    // An interruption stays an interruption even if recording then failed.
+    const status: RunStatus = outcome?.kind === 'interrupted' ? 'interrupted' : 'internal_error';
+    return { status, reason: `could not record the result: ${detail}`, fence, ...(patch ? { patch } : {}), keepWorktree: patch === undefined };
+  }
+}
+
+function redactBytes(bytes: Buffer, secrets: SecretValue[]): Buffer {
+  // latin1 maps every byte to one code unit and back, so nothing else in the patch changes.
+  let text = bytes.toString('latin1');
+  for (const { name, value } of secrets) text = text.split(Buffer.from(value).toString('latin1')).join(`[REDACTED ${name}]`);
+  return Buffer.from(text, 'latin1');
+}
 
 /** The run's status: a breached fence beats every outcome but an interruption or a bug. */
 export function decideStatus(outcome: Outcome, fence: FenceResult, ticket: Pick<Ticket, 'allowEmpty'>): { status: RunStatus; reason: string } {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ToolSpec } from '../agent/model.js';
 import { bashTool } from './bash.js';
 import { editTool } from './edit.js';
 import { globTool } from './glob.js';
@@ -9,12 +10,6 @@ import { writeTool } from './write.js';
 
 // The tools the model gets, in the order it sees them.
 export const TOOLS: readonly ToolDefinition<any>[] = [bashTool, readTool, writeTool, editTool, globTool, grepTool];
-
-export interface ToolSpec {
-  name: string;
-  description: string;
-  input_schema: { type: 'object'; [key: string]: unknown };
-}
 
 /** The tool list for the model API: one schema per tool serves the model and the runtime parse. */
 export function toolSpecs(): ToolSpec[] {

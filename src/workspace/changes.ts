@@ -27,14 +27,20 @@ export interface Snapshot {
 
 export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
   const tempDir = await mkdtemp(path.join(tmpdir(), 'corral-index-'));
-  const indexFile = path.join(tempDir, 'index');
-  const realIndex = (await git(worktree.dir, ['rev-parse', '--path-format=absolute', '--git-path', 'index'])).stdout.trim();
-  // Starting from the worktree's index keeps git's stat cache, so large repos hash only what changed.
-  await copyFile(realIndex, indexFile).catch(() => undefined);
-  const env = { GIT_INDEX_FILE: indexFile };
-  // Ignored files stay out, as in `git status`: build output and caches are not the agent's change.
-  await git(worktree.dir, ['add', '--all'], { env });
-  return { worktree, env, dispose: () => rm(tempDir, { recursive: true, force: true }) };
+  const dispose = () => rm(tempDir, { recursive: true, force: true });
+  try {
+    const indexFile = path.join(tempDir, 'index');
+    const realIndex = (await git(worktree.dir, ['rev-parse', '--path-format=absolute', '--git-path', 'index'])).stdout.trim();
+    // Starting from the worktree's index keeps git's stat cache, so large repos hash only what changed.
+    await copyFile(realIndex, indexFile).catch(() => undefined);
+    const env = { GIT_INDEX_FILE: indexFile };
+    // Ignored files stay out, as in `git status`: build output and caches are not the agent's change.
+    await git(worktree.dir, ['add', '--all'], { env });
+    return { worktree, env, dispose };
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
 }
 
 /** Every change of the snapshot against the base commit. */

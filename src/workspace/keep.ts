@@ -1,18 +1,16 @@
-import { writeFile } from 'node:fs/promises';
 import { git, gitBytes } from './git.js';
 import type { Snapshot } from './changes.js';
 
 /**
- * Writes the snapshot as a patch against the base commit: untracked and binary files
- * included, applicable with `git apply` on the base.
+ * The snapshot as a patch against the base commit: untracked and binary files included,
+ * applicable with `git apply` on the base. Bytes, so no encoding is ever guessed.
  */
-export async function writePatch(snapshot: Snapshot, file: string): Promise<void> {
-  const patch = await gitBytes(
+export async function diffSnapshot(snapshot: Snapshot): Promise<Buffer> {
+  return gitBytes(
     snapshot.worktree.dir,
     ['diff-index', '--cached', '--patch', '--binary', '--full-index', '--no-ext-diff', '--no-color', snapshot.worktree.baseCommit],
     { env: snapshot.env },
   );
-  await writeFile(file, patch);
 }
 
 /**

@@ -42,6 +42,7 @@ describe('the real SDK path, against a local Messages API server', () => {
               new_string: '  if (late <= 0) return 0;\n  return Math.floor(late / DAY_MS);',
             },
           },
+          { type: 'tool_use', id: 'toolu_04', name: 'Bash', input: { command: "head -c 100000 /dev/zero | tr '\\0' a; echo; echo LAST-LINE" } },
         ],
         usage: { input_tokens: 300, output_tokens: 60, cache_creation_input_tokens: 200, cache_read_input_tokens: 1000 },
       },
@@ -98,6 +99,11 @@ describe('the real SDK path, against a local Messages API server', () => {
     expect(run.stdout).not.toContain(FAKE_KEY);
     const auth = JSON.stringify(server.requests[0]!.headers);
     expect(auth).toContain(FAKE_KEY);
+    // Output past the cap is cut in the middle, visibly, with head and tail kept.
+    const loud = bodies[2]!.messages.at(-1).content[1].content as string;
+    expect(loud).toMatch(/\[… \d+ bytes cut …\]/);
+    expect(loud).toContain('LAST-LINE');
+    expect(loud.length).toBeLessThan(31_000);
     expect(extraWorktrees(repo)).toEqual([]);
   });
 
@@ -117,6 +123,7 @@ describe('the real SDK path, against a local Messages API server', () => {
     const report = JSON.parse(run.stdout.trim());
     expect(report.status).toBe('model_error');
     expect(report.reason).toContain('529');
+    expect(readFileSync(report.patch, 'utf8')).toBe('');
     expect(server.requests.length).toBe(3);
     expect(extraWorktrees(repo)).toEqual([]);
   });

@@ -58,6 +58,15 @@ describe('corral check and ticket errors through the CLI', () => {
     expect(run.stderr).toMatch(/nobase\.yaml:3:7: base: .*does-not-exist/);
   });
 
+  it('reads .yml tickets and names a missing allow and task', async () => {
+    const repo = makeDemoRepo();
+    writeFileSync(path.join(repo, 'short.yml'), 'title: no allow, no task\n');
+    const run = await runCli(['check', 'short.yml'], { cwd: repo });
+    expect(run.exitCode).toBe(64);
+    expect(run.stderr).toMatch(/short\.yml:1:1: allow: .*required/i);
+    expect(run.stderr).toMatch(/short\.yml:1:1: task: .*required/i);
+  });
+
   it('bad usage exits 64, --version and --help exit 0', async () => {
     const repo = makeDemoRepo();
     expect((await runCli(['run'], { cwd: repo })).exitCode).toBe(64);

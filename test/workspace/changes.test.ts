@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listChanges, snapshotWorktree } from '../../src/workspace/changes.js';
 import { checkFence } from '../../src/workspace/fence.js';
-import { commitToBranch, writePatch } from '../../src/workspace/keep.js';
+import { commitToBranch, diffSnapshot } from '../../src/workspace/keep.js';
 import { createWorktree, removeWorktree } from '../../src/workspace/worktree.js';
 import { gitIn, tempDir } from '../support/repo.js';
 
@@ -76,7 +76,7 @@ describe('worktree, changes, patch and branch on a real repository', () => {
     writeFileSync(path.join(wt.dir, 'edit.txt'), 'two\n');
     const patch = path.join(tempDir('corral-patch-'), 'patch.diff');
     const snapshot = await snapshotWorktree(wt);
-    await writePatch(snapshot, patch);
+    writeFileSync(patch, await diffSnapshot(snapshot));
     const { commit } = await commitToBranch(snapshot, 'corral/patch-test', 'corral: test\n', 'x');
     await snapshot.dispose();
     await removeWorktree(wt);

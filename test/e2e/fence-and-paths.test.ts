@@ -1,0 +1,146 @@
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { gitIn, makeDemoRepo, tempDir } from '../support/repo.js';
+
+function addFiles(repo: string, files: Record<string, string>): void {
+  for (const [name, content] of Object.entries(files)) writeFileSync(path.join(repo, name), content);
+  gitIn(repo, ['add', '-A']);
+  gitIn(repo, ['commit', '-qm', 'test files']);
+}
+
+describe('file tools stay inside the worktree (the placeholder check), through the real CLI', () => {
+  it('denies Read, Write, Edit, Glob and Grep outside it, through .. and symlinks, and writes nothing there', async () => {
+    const repo = makeDemoRepo();
+    const outside = tempDir('corral-outside-');
+    writeFileSync(path.join(outside, 'secret.txt'), 'top secret\n');
+    // A symlink committed into the repository that points out of it.
+    symlinkSync(outside, path.join(repo, 'fixtures', 'escape'));
+    symlinkSync(path.join(outside, 'created-through-link.txt'), path.join(repo, 'fixtures', 'dangling.txt'));
+    addFiles(repo, {
+      'fixtures/replay/escapes.yaml': [
+        'turns:',
+        '  - tools:',
+        `      - Read: {file_path: ${path.join(outside, 'secret.txt')}}`,
+        '      - Read: {file_path: fixtures/escape/secret.txt}',
+        `      - Write: {file_path: ${path.join(outside, 'new.txt')}, content: x}`,
+        '      - Write: {file_path: fixtures/dangling.txt, content: x}',
+        '      - Edit: {file_path: fixtures/escape/secret.txt, old_string: top, new_string: bottom}',
+        `      - Glob: {pattern: "*", path: ${outside}}`,
+        '      - Glob: {pattern: "../../*"}',
+        '      - Grep: {pattern: secret, path: fixtures/escape}',
+        '      - Write: {file_path: fixtures/example-project/ok.txt, content: "inside\\n"}',
+        '  - text: done',
+        '',
+      ].join('\n'),
+      'fixtures/tickets/escapes.yaml': 'task: t\nallow: ["fixtures/example-project/**"]\nmodel: replay:../replay/escapes.yaml\n',
+    });
+    const run = await runCli(['run', 'fixtures/tickets/escapes.yaml', '--json'], { cwd: repo });
+    const report = JSON.parse(run.stdout.trim());
+    expect(report.denied.map((d: { call: string }) => d.call)).toEqual([
+      `Read(${path.join(outside, 'secret.txt')})`,
+      'Read(fixtures/escape/secret.txt)',
+      `Write(${path.join(outside, 'new.txt')})`,
+      'Write(fixtures/dangling.txt)',
+      'Edit(fixtures/escape/secret.txt)',
+      `Glob(*)`,
+      'Grep(secret)',
+    ]);
+    const results = readFileSync(report.trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.type === 'tool_result');
+    // The ../../* Glob is refused by the tool itself, the Grep through the symlink by the check.
+    expect(results.map((r: { isError: boolean }) => r.isError)).toEqual([true, true, true, true, true, true, true, true, false]);
+    expect(readFileSync(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret\n');
+    expect(existsSync(path.join(outside, 'new.txt'))).toBe(false);
+    expect(existsSync(path.join(outside, 'created-through-link.txt'))).toBe(false);
+    expect(report.status).toBe('passed');
+  });
+});
+
+describe('the fence through the real CLI', () => {
+  it('lists deletes, renames, mode changes and agent commits, and forbid beats allow', async () => {
+    const repo = makeDemoRepo();
+    addFiles(repo, {
+      'fixtures/replay/kinds.yaml': [
+        'turns:',
+        '  - tools:',
+        '      - Bash: {command: "rm fixtures/example-project/test/slug.test.js && git mv fixtures/example-project/README.md fixtures/example-project/READ.md && chmod +x fixtures/example-project/src/slug.js"}',
+        '      - Bash: {command: "echo x > fixtures/example-project/committed.txt && git add -A && git -c user.name=a -c user.email=a@b commit -qm agent"}',
+        '      - Write: {file_path: fixtures/example-project/package.json, content: "{}\\n"}',
+        '  - text: done',
+        '',
+      ].join('\n'),
+      'fixtures/tickets/kinds.yaml': 'task: t\nallow: ["fixtures/example-project/**"]\nforbid: ["**/package.json"]\nmodel: replay:../replay/kinds.yaml\n',
+    });
+    const run = await runCli(['run', 'fixtures/tickets/kinds.yaml'], { cwd: repo, env: { NO_COLOR: '1' } });
+    expect(run.exitCode).toBe(2);
+    const out = run.stdout;
+    expect(out).toMatch(/D {2}fixtures\/example-project\/test\/slug\.test\.js +allowed/);
+    expect(out).toMatch(/R {2}fixtures\/example-project\/README\.md → fixtures\/example-project\/READ\.md +allowed/);
+    expect(out).toMatch(/m {2}fixtures\/example-project\/src\/slug\.js +allowed/);
+    expect(out).toMatch(/A {2}fixtures\/example-project\/committed\.txt +allowed/);
+    expect(out).toMatch(/M {2}fixtures\/example-project\/package\.json +✘ matches forbid \*\*\/package\.json/);
+    // The host's main branch never moved, though the agent committed in the worktree.
+    expect(gitIn(repo, ['log', '--oneline', '-1', 'main'])).toContain('test files');
+  });
+
+  it('starts from a base other than HEAD', async () => {
+    const repo = makeDemoRepo();
+    const first = gitIn(repo, ['rev-parse', 'HEAD']).trim();
+    addFiles(repo, { 'later.txt': 'added after the base\n' });
+    addFiles(repo, {
+      'fixtures/replay/base.yaml': 'turns:\n  - tools:\n      - Bash: {command: "test ! -e later.txt && echo at-base > fixtures/example-project/base.txt"}\n  - text: done\n',
+      'fixtures/tickets/base.yaml': `task: t\nallow: ["fixtures/**"]\nbase: ${first}\nchecks: ["test -e fixtures/example-project/base.txt"]\nmodel: replay:../replay/base.yaml\n`,
+    });
+    const run = await runCli(['run', 'fixtures/tickets/base.yaml', '--json'], { cwd: repo });
+    expect(run.exitCode).toBe(0);
+    const report = JSON.parse(run.stdout.trim());
+    expect(report.baseCommit).toBe(first);
+    expect(gitIn(repo, ['rev-parse', `${report.branch}^`]).trim()).toBe(first);
+  });
+});
+
+describe('secrets', () => {
+  it('a change that holds the API key is a fence violation, redacted in the patch and never committed', async () => {
+    const repo = makeDemoRepo();
+    const key = 'sk-ant-api03-this-is-a-fake-key-for-tests-0123456789';
+    addFiles(repo, {
+      'fixtures/replay/leak.yaml': [
+        'turns:',
+        '  - tools:',
+        "      - Bash: {command: \"tr '\\\\0' '\\\\n' < /proc/$PPID/environ | grep ANTHROPIC > fixtures/example-project/leak.txt; env > fixtures/example-project/env.txt\"}",
+        '  - text: done',
+        '',
+      ].join('\n'),
+      'fixtures/tickets/leak.yaml': 'task: t\nallow: ["fixtures/**"]\nmodel: replay:../replay/leak.yaml\n',
+    });
+    const run = await runCli(['run', 'fixtures/tickets/leak.yaml', '--json'], { cwd: repo, env: { ANTHROPIC_API_KEY: key } });
+    expect(run.exitCode).toBe(2);
+    const report = JSON.parse(run.stdout.trim());
+    expect(report.reason).toContain('the change contains the value of ANTHROPIC_API_KEY');
+    const patch = readFileSync(report.patch, 'utf8');
+    expect(patch).toContain('[REDACTED ANTHROPIC_API_KEY]');
+    expect(patch).not.toContain(key);
+    // The tools' own environment never had it; only reading corral's process (until the sandbox) finds it.
+    const envDump = patch.split('diff --git').find((part) => part.includes('env.txt'))!;
+    expect(envDump).toContain('+PATH=');
+    expect(envDump).not.toContain('ANTHROPIC');
+    expect(report.branch).toBeUndefined();
+    expect(readFileSync(report.trace, 'utf8')).not.toContain(key);
+    expect(run.stdout + run.stderr).not.toContain(key);
+  });
+});
+
+describe('patch and exit codes of failed runs', () => {
+  it('keeps the patch for exits 1 and 3, and exits 70 on an internal error', async () => {
+    const repo = makeDemoRepo();
+    for (const ticket of ['checks-never-pass', 'budget-exhausted']) {
+      const run = await runCli(['run', `fixtures/tickets/${ticket}.yaml`, '--json'], { cwd: repo });
+      const report = JSON.parse(run.stdout.trim());
+      expect(existsSync(report.patch)).toBe(true);
+    }
+    const broken = await runCli(['run', 'tickets/cap-fine.yaml', '--runs-dir', '/dev/null/runs'], { cwd: repo });
+    expect(broken.exitCode).toBe(70);
+    expect(broken.stderr).toContain('internal error');
+  });
+});
