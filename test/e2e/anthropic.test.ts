@@ -1,9 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { startMessagesServer, type MessagesServer } from '../support/messages-server.js';
-import { extraWorktrees, gitIn, makeDemoRepo } from '../support/repo.js';
+import { commitFiles, extraWorktrees, makeDemoRepo } from '../support/repo.js';
 
 const FAKE_KEY = 'sk-ant-test-0123456789abcdefghijklmnop';
 
@@ -14,9 +13,7 @@ afterEach(async () => {
 });
 
 function addTicket(repo: string, name: string, body: string): void {
-  writeFileSync(path.join(repo, 'fixtures/tickets', name), body);
-  gitIn(repo, ['add', '-A']);
-  gitIn(repo, ['commit', '-qm', `add ${name}`]);
+  commitFiles(repo, { [`fixtures/tickets/${name}`]: body });
 }
 
 describe('the real SDK path, against a local Messages API server', () => {

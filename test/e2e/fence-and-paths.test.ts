@@ -2,13 +2,7 @@ import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { gitIn, makeDemoRepo, tempDir } from '../support/repo.js';
-
-function addFiles(repo: string, files: Record<string, string>): void {
-  for (const [name, content] of Object.entries(files)) writeFileSync(path.join(repo, name), content);
-  gitIn(repo, ['add', '-A']);
-  gitIn(repo, ['commit', '-qm', 'test files']);
-}
+import { commitFiles, gitIn, makeDemoRepo, tempDir } from '../support/repo.js';
 
 describe('file tools stay inside the worktree (the placeholder check), through the real CLI', () => {
   it('denies Read, Write, Edit, Glob and Grep outside it, through .. and symlinks, and writes nothing there', async () => {
@@ -18,7 +12,7 @@ describe('file tools stay inside the worktree (the placeholder check), through t
     // A symlink committed into the repository that points out of it.
     symlinkSync(outside, path.join(repo, 'fixtures', 'escape'));
     symlinkSync(path.join(outside, 'created-through-link.txt'), path.join(repo, 'fixtures', 'dangling.txt'));
-    addFiles(repo, {
+    commitFiles(repo, {
       'fixtures/replay/escapes.yaml': [
         'turns:',
         '  - tools:',
@@ -60,7 +54,7 @@ describe('file tools stay inside the worktree (the placeholder check), through t
 describe('the fence through the real CLI', () => {
   it('lists deletes, renames, mode changes and agent commits, and forbid beats allow', async () => {
     const repo = makeDemoRepo();
-    addFiles(repo, {
+    commitFiles(repo, {
       'fixtures/replay/kinds.yaml': [
         'turns:',
         '  - tools:',
@@ -87,8 +81,8 @@ describe('the fence through the real CLI', () => {
   it('starts from a base other than HEAD', async () => {
     const repo = makeDemoRepo();
     const first = gitIn(repo, ['rev-parse', 'HEAD']).trim();
-    addFiles(repo, { 'later.txt': 'added after the base\n' });
-    addFiles(repo, {
+    commitFiles(repo, { 'later.txt': 'added after the base\n' });
+    commitFiles(repo, {
       'fixtures/replay/base.yaml': 'turns:\n  - tools:\n      - Bash: {command: "test ! -e later.txt && echo at-base > fixtures/example-project/base.txt"}\n  - text: done\n',
       'fixtures/tickets/base.yaml': `task: t\nallow: ["fixtures/**"]\nbase: ${first}\nchecks: ["test -e fixtures/example-project/base.txt"]\nmodel: replay:../replay/base.yaml\n`,
     });
@@ -104,7 +98,7 @@ describe('secrets', () => {
   it('a change that holds the API key is a fence violation, redacted in the patch and never committed', async () => {
     const repo = makeDemoRepo();
     const key = 'sk-ant-api03-this-is-a-fake-key-for-tests-0123456789';
-    addFiles(repo, {
+    commitFiles(repo, {
       'fixtures/replay/leak.yaml': [
         'turns:',
         '  - tools:',

@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../support/cli.js';
-import { extraWorktrees, gitIn, makeDemoRepo } from '../support/repo.js';
+import { commitFiles, extraWorktrees, makeDemoRepo } from '../support/repo.js';
 
 describe('Ctrl-C during a tool call', () => {
   it('stops the run, kills the command, keeps the patch, removes the worktree and exits 130', async () => {
@@ -12,9 +12,9 @@ describe('Ctrl-C during a tool call', () => {
       path.join(repo, 'fixtures/replay/slow.yaml'),
       'turns:\n  - tools:\n      - Write: {file_path: fixtures/example-project/notes.txt, content: "half done\\n"}\n      - Bash: {command: "echo started; sleep 600"}\n',
     );
-    writeFileSync(path.join(repo, 'fixtures/tickets/slow.yaml'), 'task: t\nallow: ["**"]\nmodel: replay:../replay/slow.yaml\n');
-    gitIn(repo, ['add', '-A']);
-    gitIn(repo, ['commit', '-qm', 'slow']);
+    commitFiles(repo, {
+      'fixtures/tickets/slow.yaml': 'task: t\nallow: ["**"]\nmodel: replay:../replay/slow.yaml\n',
+    });
 
     const child = execa('node', [path.join(PROJECT_ROOT, 'bin/corral.js'), 'run', 'fixtures/tickets/slow.yaml', '--json'], {
       cwd: repo,

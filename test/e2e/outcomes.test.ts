@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { extraWorktrees, gitIn, makeDemoRepo } from '../support/repo.js';
+import { commitFiles, extraWorktrees, gitIn, makeDemoRepo } from '../support/repo.js';
 
 function report(stdout: string) {
   return JSON.parse(stdout.trim()) as {
@@ -51,11 +51,11 @@ describe('runs that do not pass end in their documented exit code, with the work
 
   it('a token budget and a minute budget end the run as budget_exhausted too', async () => {
     const repo = makeDemoRepo();
-    writeFileSync(path.join(repo, 'fixtures/tickets/tokens.yaml'), 'task: t\nallow: ["**"]\nbudget: {tokens: 100}\nmodel: replay:../replay/budget-exhausted.yaml\n');
-    writeFileSync(path.join(repo, 'fixtures/replay/sleep.yaml'), 'turns:\n  - tools:\n      - Bash: {command: sleep 30}\n');
-    writeFileSync(path.join(repo, 'fixtures/tickets/minutes.yaml'), 'task: t\nallow: ["**"]\nbudget: {minutes: 0.02}\nmodel: replay:../replay/sleep.yaml\n');
-    gitIn(repo, ['add', '-A']);
-    gitIn(repo, ['commit', '-qm', 'more']);
+    commitFiles(repo, {
+      'fixtures/tickets/tokens.yaml': 'task: t\nallow: ["**"]\nbudget: {tokens: 100}\nmodel: replay:../replay/budget-exhausted.yaml\n',
+      'fixtures/replay/sleep.yaml': 'turns:\n  - tools:\n      - Bash: {command: sleep 30}\n',
+      'fixtures/tickets/minutes.yaml': 'task: t\nallow: ["**"]\nbudget: {minutes: 0.02}\nmodel: replay:../replay/sleep.yaml\n',
+    });
     const tokens = await runCli(['run', 'fixtures/tickets/tokens.yaml', '--json'], { cwd: repo });
     expect(tokens.exitCode).toBe(3);
     expect(report(tokens.stdout).budgetExhausted).toBe('tokens');
@@ -66,11 +66,11 @@ describe('runs that do not pass end in their documented exit code, with the work
 
   it('an empty change fails unless allow_empty is set', async () => {
     const repo = makeDemoRepo();
-    writeFileSync(path.join(repo, 'fixtures/replay/nothing.yaml'), 'turns:\n  - text: Nothing to do.\n');
-    writeFileSync(path.join(repo, 'fixtures/tickets/empty.yaml'), 'task: t\nallow: ["**"]\nmodel: replay:../replay/nothing.yaml\n');
-    writeFileSync(path.join(repo, 'fixtures/tickets/empty-ok.yaml'), 'task: t\nallow: ["**"]\nallow_empty: true\nmodel: replay:../replay/nothing.yaml\n');
-    gitIn(repo, ['add', '-A']);
-    gitIn(repo, ['commit', '-qm', 'more']);
+    commitFiles(repo, {
+      'fixtures/replay/nothing.yaml': 'turns:\n  - text: Nothing to do.\n',
+      'fixtures/tickets/empty.yaml': 'task: t\nallow: ["**"]\nmodel: replay:../replay/nothing.yaml\n',
+      'fixtures/tickets/empty-ok.yaml': 'task: t\nallow: ["**"]\nallow_empty: true\nmodel: replay:../replay/nothing.yaml\n',
+    });
     const empty = await runCli(['run', 'fixtures/tickets/empty.yaml', '--json'], { cwd: repo });
     expect(empty.exitCode).toBe(1);
     expect(report(empty.stdout).reason).toContain('changed nothing');
@@ -103,10 +103,10 @@ describe('policy and input problems', () => {
   it('stops as blocked (exit 4) after five refused calls in a row', async () => {
     const repo = makeDemoRepo();
     const reads = Array.from({ length: 7 }, (_, i) => `  - tools:\n      - Read: {file_path: /etc/secret-${i}}\n`).join('');
-    writeFileSync(path.join(repo, 'fixtures/replay/keeps-trying.yaml'), `turns:\n${reads}`);
-    writeFileSync(path.join(repo, 'fixtures/tickets/keeps-trying.yaml'), 'task: t\nallow: ["**"]\nmodel: replay:../replay/keeps-trying.yaml\n');
-    gitIn(repo, ['add', '-A']);
-    gitIn(repo, ['commit', '-qm', 'more']);
+    commitFiles(repo, {
+      'fixtures/replay/keeps-trying.yaml': `turns:\n${reads}`,
+      'fixtures/tickets/keeps-trying.yaml': 'task: t\nallow: ["**"]\nmodel: replay:../replay/keeps-trying.yaml\n',
+    });
     const run = await runCli(['run', 'fixtures/tickets/keeps-trying.yaml', '--json'], { cwd: repo });
     expect(run.exitCode).toBe(4);
     const r = JSON.parse(run.stdout.trim());
@@ -137,10 +137,10 @@ describe('setup commands', () => {
       path.join(repo, 'fixtures/tickets/setup.yaml'),
       'task: t\nallow: ["fixtures/**"]\nsetup: ["echo from-setup > made-by-setup.txt"]\nchecks: ["grep -q from-setup fixtures/example-project/README.md"]\nmodel: replay:../replay/uses-setup.yaml\n',
     );
-    writeFileSync(path.join(repo, 'fixtures/tickets/setup-fails.yaml'), 'task: t\nallow: ["**"]\nsetup: ["exit 7"]\nmodel: replay:../replay/uses-setup.yaml\n');
-    writeFileSync(path.join(repo, '.gitignore'), 'made-by-setup.txt\n');
-    gitIn(repo, ['add', '-A']);
-    gitIn(repo, ['commit', '-qm', 'more']);
+    commitFiles(repo, {
+      'fixtures/tickets/setup-fails.yaml': 'task: t\nallow: ["**"]\nsetup: ["exit 7"]\nmodel: replay:../replay/uses-setup.yaml\n',
+      '.gitignore': 'made-by-setup.txt\n',
+    });
     const ok = await runCli(['run', 'fixtures/tickets/setup.yaml', '--json'], { cwd: repo });
     expect(ok.exitCode).toBe(0);
     const bad = await runCli(['run', 'fixtures/tickets/setup-fails.yaml', '--json'], { cwd: repo });
@@ -166,9 +166,9 @@ describe('tool output', () => {
         '',
       ].join('\n'),
     );
-    writeFileSync(path.join(repo, 'fixtures/tickets/loud.yaml'), 'task: t\nallow: ["**"]\nmodel: replay:../replay/loud.yaml\n');
-    gitIn(repo, ['add', '-A']);
-    gitIn(repo, ['commit', '-qm', 'more']);
+    commitFiles(repo, {
+      'fixtures/tickets/loud.yaml': 'task: t\nallow: ["**"]\nmodel: replay:../replay/loud.yaml\n',
+    });
     const run = await runCli(['run', 'fixtures/tickets/loud.yaml', '--json'], { cwd: repo });
     expect(run.exitCode).toBe(0);
     const r = JSON.parse(run.stdout.trim());

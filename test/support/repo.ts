@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll } from 'vitest';
@@ -46,4 +46,11 @@ export function extraWorktrees(repo: string): string[] {
     .filter((l) => l.startsWith('worktree '))
     .map((l) => l.slice('worktree '.length))
     .filter((p) => p !== repo);
+}
+
+/** Writes files (repository-relative path → content) into `repo` and commits them. */
+export function commitFiles(repo: string, files: Record<string, string>): void {
+  for (const [name, content] of Object.entries(files)) writeFileSync(path.join(repo, name), content);
+  gitIn(repo, ['add', '-A']);
+  gitIn(repo, ['commit', '-qm', `test files: ${Object.keys(files).join(', ')}`]);
 }
