@@ -40,12 +40,42 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       exitCode = await checkCommand(tickets, io);
     });
 
+  program
+    .command('explain')
+    .description('show the guard\'s decision for one call, with parsed commands, resolved paths and the deciding rule (runs nothing)')
+    .argument('<input...>', 'a Bash command, or the tool input as JSON, or the main field of --tool')
+    .option('--tool <name>', 'the tool called', 'Bash')
+    .option('--ticket <file>', 'judge with this ticket\'s fence, checks and rules, in its repository')
+    .option('--cwd <dir>', 'where the command starts, relative to the repository root')
+    .option('--json', 'print the verdict as JSON')
+    .action(async (words: string[], options: ExplainOptions) => {
+      const { explainCommand } = await import('./commands/explain.js');
+      exitCode = await explainCommand(words, options, io);
+    });
+
+  const policy = program.command('policy').description('test guard policies');
+  policy
+    .command('test')
+    .description('run a file of policy cases through the real guard as a dry run (default: policy_tests.yaml)')
+    .argument('[file]', 'policy test file')
+    .action(async (file: string | undefined) => {
+      const { policyTestCommand } = await import('./commands/policy-test.js');
+      exitCode = await policyTestCommand(file, io);
+    });
+
   try {
     await program.parseAsync(argv);
     return exitCode;
   } catch (error) {
     return reportError(error, io);
   }
+}
+
+export interface ExplainOptions {
+  tool: string;
+  ticket?: string;
+  cwd?: string;
+  json?: boolean;
 }
 
 export interface RunCommandOptions {

@@ -1,51 +1,162 @@
-import path from 'node:path';
+import type { Finding, Fence } from './baseline.js';
+import { baselineFindings, fenceJudge } from './baseline.js';
+import type { CallFacts, CallSite, CommandFact, PathFact } from './facts.js';
+import { conditionContext, conditionHolds, type TicketContext } from './rules/expressions.js';
+import { commandMatches, pathMatcher, patternMatches } from './rules/patterns.js';
+import type { Decision, Effect, PatternRule, Policy, Rule, Scope } from './rules/types.js';
 
-export type Effect = 'allow' | 'ask' | 'deny';
+export type { Decision, Effect } from './rules/types.js';
 
-/** A decision on one tool call, always naming the rule that made it. */
-export interface Decision {
+export interface DecideContext {
+  site: CallSite;
+  policy: Policy;
+  fence: Fence;
+  ticket: TicketContext;
+}
+
+/** A rule that matched the call. */
+interface Match {
   effect: Effect;
   rule: string;
+  scope: Scope;
   reason: string;
+  source?: string;
 }
 
-/** A parsed tool call with its paths already resolved (file-system facts come in as inputs). */
-export interface CallToDecide {
-  tool: string;
-  /** Real absolute paths the call names. */
-  resolvedPaths: string[];
-}
+const SCOPE_ORDER: Scope[] = ['baseline', 'user', 'project', 'ticket'];
 
 /**
- * PLACEHOLDER until the guard lands (issue "The guard"): the one check that keeps file
- * tools inside the worktree and out of its git metadata. Bash commands are not analysed
- * yet; the guard replaces this function with parsed commands and rules.
+ * Decides one call from its facts. Deny beats ask beats allow; within an effect the
+ * first rule (baseline, then user, project, ticket, each in file order) is reported.
+ * A call is allowed only when every command and every path it touches is covered: by
+ * the baseline's known-safe commands and in-fence writes, by the ticket's checks, or by
+ * an allow rule. Otherwise the policy's default effect decides.
  */
-export function decideCall(call: CallToDecide, worktree: string): Decision {
-  for (const resolved of call.resolvedPaths) {
-    const relative = path.relative(worktree, resolved);
-    const outside = relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative);
-    if (outside) {
-      return {
-        effect: 'deny',
-        rule: 'placeholder.outside-worktree',
-        reason: `${resolved} is outside the worktree; tools may only touch files inside it`,
-      };
+export function decide(facts: CallFacts, context: DecideContext): Decision {
+  const { site, policy } = context;
+  const home = site.env.HOME ?? null;
+  const matches: Match[] = baselineFindings(facts, site, context.fence).map((finding: Finding) => ({ ...finding, scope: finding.rule.startsWith('fence.') ? 'ticket' : 'baseline' }));
+  let conditionContextValue: Record<string, unknown> | undefined;
+  const allowRules: Rule[] = [];
+  for (const rule of sortedRules(policy.rules)) {
+    if (rule.effect === 'allow') {
+      allowRules.push(rule);
+      continue;
     }
-    if (relative.split(path.sep)[0] === '.git') {
-      return { effect: 'deny', rule: 'placeholder.git-metadata', reason: 'git metadata belongs to the harness' };
+    if (rule.kind === 'pattern') {
+      if (patternMatches(rule, facts, home, site.worktree)) matches.push(fromRule(rule, rule.reason));
+    } else {
+      conditionContextValue ??= conditionContext(facts, context.ticket);
+      const result = conditionHolds(rule.evaluate, conditionContextValue, rule.effect);
+      if (result.holds) matches.push(fromRule(rule, result.error ? `${rule.reason} (the condition could not be evaluated: ${result.error})` : rule.reason));
     }
   }
-  return { effect: 'allow', rule: 'placeholder.inside-worktree', reason: 'every path is inside the worktree' };
+  for (const effect of ['deny', 'ask'] as const) {
+    const first = matches.filter((match) => match.effect === effect).sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope))[0];
+    if (first) return toDecision(first);
+  }
+
+  // Nothing denies or asks: the call is allowed if every part of it is covered.
+  for (const rule of allowRules) {
+    if (rule.kind !== 'expression') continue;
+    conditionContextValue ??= conditionContext(facts, context.ticket);
+    if (conditionHolds(rule.evaluate, conditionContextValue, 'allow').holds) return toDecision(fromRule(rule, rule.reason));
+  }
+  const patterns = allowRules.filter((rule): rule is PatternRule => rule.kind === 'pattern');
+  const coverage = cover(facts, context, patterns, home);
+  if (coverage.uncovered === null) return toDecision(coverage.by);
+  return {
+    effect: policy.defaultEffect,
+    rule: 'default',
+    scope: 'default',
+    reason: `${coverage.uncovered}; no rule allows it, so the default (${policy.defaultEffect}) applies`,
+  };
 }
 
-/** What the model is told when a call is refused: a rule, not a glitch, and what to do next. */
-export function refusalText(decision: Decision): string {
-  const verdict = decision.effect === 'deny' ? 'denied' : 'refused (it needed approval and none was given)';
-  return [
-    `This call was ${verdict} by corral's policy.`,
-    `Rule: ${decision.rule}. Reason: ${decision.reason}.`,
-    'This is a rule, not a glitch: do not retry the same call.',
-    'Find another way that stays within the rules, or finish and say what a person must do.',
-  ].join('\n');
+function sortedRules(rules: Rule[]): Rule[] {
+  return [...rules].sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope));
+}
+
+function fromRule(rule: Rule, reason: string): Match {
+  return { effect: rule.effect, rule: rule.id, scope: rule.scope, reason: reason || `matches ${rule.id}`, ...(rule.source ? { source: rule.source } : {}) };
+}
+
+function toDecision(match: Match): Decision {
+  return { effect: match.effect, rule: match.rule, scope: match.scope, reason: match.reason, ...(match.source ? { source: match.source } : {}) };
+}
+
+interface Coverage {
+  /** Why some part is not covered; null when all of it is. */
+  uncovered: string | null;
+  by: Match;
+}
+
+const READ_ONLY: Match = { effect: 'allow', rule: 'baseline.read-only', scope: 'baseline', reason: 'it only reads and lists inside the worktree' };
+const FENCED_WRITE: Match = { effect: 'allow', rule: 'baseline.fenced-write', scope: 'baseline', reason: "it only reads inside the worktree and writes inside the ticket's allow globs" };
+const CHECKS: Match = { effect: 'allow', rule: 'ticket.checks', scope: 'ticket', reason: "it runs the ticket's own checks" };
+
+function cover(facts: CallFacts, context: DecideContext, allowRules: PatternRule[], home: string | null): Coverage {
+  const used = new Set<Match>();
+  let writes = false;
+  const ruleCovering = (test: (rule: PatternRule) => boolean): Match | null => {
+    const rule = allowRules.find(test);
+    return rule ? fromRule(rule, rule.reason) : null;
+  };
+  for (const command of facts.commands) {
+    if (command.effects.wrapper && command.effects.why === undefined) continue;
+    if (command.check) {
+      used.add(CHECKS);
+      continue;
+    }
+    if (command.effects.known) continue;
+    const rule = ruleCovering((r) => r.tool === 'Bash' && (r.specifier === null || commandMatches(r.specifier, command, false)));
+    if (rule) {
+      used.add(rule);
+      continue;
+    }
+    return { uncovered: describeCommand(command), by: READ_ONLY };
+  }
+  const judge = fenceJudge(context.fence);
+  for (const fact of facts.paths) {
+    if (pathCovered(fact, judge)) {
+      if (fact.access === 'write' && !fact.pseudo) writes = true;
+      continue;
+    }
+    const rule = ruleCovering((r) => pathRuleCovers(r, fact, facts.tool, home, context.site.worktree));
+    if (rule) {
+      used.add(rule);
+      continue;
+    }
+    return { uncovered: describePath(fact), by: READ_ONLY };
+  }
+  const ruled = [...used].find((match) => match !== CHECKS);
+  const by = ruled ?? (used.has(CHECKS) ? CHECKS : writes ? FENCED_WRITE : READ_ONLY);
+  return { uncovered: null, by };
+}
+
+function pathCovered(fact: PathFact, judge: ReturnType<typeof fenceJudge>): boolean {
+  if (fact.path === null) return false;
+  if (fact.pseudo) return true;
+  if (fact.access === 'write') return fact.tmp || (fact.inside && !fact.git && fact.relative !== '.' && judge(fact.relative!) === null);
+  return (fact.inside || fact.tmp) && !fact.secret && !fact.git;
+}
+
+function pathRuleCovers(rule: PatternRule, fact: PathFact, tool: string, home: string | null, worktree: string): boolean {
+  if (fact.path === null) return false;
+  const applies = fact.access === 'write' ? rule.tool === 'Edit' || rule.tool === 'Write' : rule.tool === 'Read' || rule.tool === tool;
+  if (!applies) return false;
+  return rule.specifier === null || pathMatcher(rule.specifier, home, worktree)(fact.path);
+}
+
+function describeCommand(command: CommandFact): string {
+  const text = command.argv.join(' ');
+  return `\`${text.length > 80 ? `${text.slice(0, 77)}...` : text}\`: ${command.effects.why ?? 'not known to be safe'}`;
+}
+
+function describePath(fact: PathFact): string {
+  const where = fact.path ?? fact.given;
+  if (fact.path === null) return `the ${fact.origin} ${fact.given} is not known (${fact.unknown})`;
+  if (fact.git) return `${fact.origin} ${where} is git metadata`;
+  if (!fact.inside) return `${fact.origin} ${where} is outside the worktree`;
+  return `${fact.origin} ${fact.relative ?? where} is not covered`;
 }

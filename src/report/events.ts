@@ -10,7 +10,7 @@ export type RunEvent =
   | { type: 'model_request'; step: number; messages: number; bytes: number }
   | { type: 'model_response'; step: number; stopReason: string; usage: TokenUsage; content: TurnBlock[]; durationMs: number }
   | { type: 'tool_call'; step: number; id: string; tool: string; input: unknown }
-  | { type: 'decision'; step: number; id: string; tool: string; effect: Effect; rule: string; reason: string; paths: string[] }
+  | { type: 'decision'; step: number; id: string; tool: string; effect: Effect; rule: string; scope: string; reason: string; source?: string; commands: string[][]; paths: string[] }
   | { type: 'tool_result'; step: number; id: string; tool: string; isError: boolean; bytes: number; durationMs: number }
   | { type: 'check'; round: number; name: string; passed: boolean; exitCode: number | null; durationMs: number; output: string }
   | { type: 'fence'; ok: boolean; verdicts: FenceVerdict[] }

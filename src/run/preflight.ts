@@ -29,9 +29,6 @@ export async function preflightTicket(ticket: Ticket, options: PreflightOptions)
   const file = path.relative(options.cwd, ticket.file) || ticket.file;
   const at = (field: string, message: string, hint?: string): Problem => ({ file, line: 1, column: 1, field, message, ...(hint ? { hint } : {}) });
   const problems: Problem[] = [];
-  const policy = ticket.policy;
-  const hasRules = policy !== undefined && policy !== null && (Array.isArray(policy) ? policy.length > 0 : Object.keys(policy as object).length > 0);
-  if (hasRules) problems.push(at('policy', 'ticket rules need the guard, which this version of corral does not have yet', 'remove them for now'));
   if (ticket.sandbox === 'bwrap') problems.push(at('sandbox', 'bwrap is not supported by this version of corral yet', 'use `sandbox: auto` or `none`'));
 
   const modelId = modelOf(ticket, options.model);

@@ -25,6 +25,7 @@ import { modelOf, preflightTicket } from './preflight.js';
 import { exitCodeOf, extractFollowUps, type CheckResult, type RunResult, type RunStatus } from './result.js';
 import { RefusalStreak, runToolCall, type ToolCallLedger } from './tool-call.js';
 import { buildToolEnv } from './tool-env.js';
+import { createGuard } from '../guard/guard.js';
 
 export interface RunOptions {
   /** Keep the worktree after the run and say where it is. */
@@ -103,6 +104,7 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
     outcome = await runSetup(ticket, site, options.interrupt, meter, emit);
     if (!outcome) {
       const worktreeDir = worktree.dir;
+      const guard = createGuard({ worktree: worktreeDir, tmpDir: tempDir, env, ticket });
       const toolContext = (signal: AbortSignal): ToolContext => ({
         worktree: worktreeDir,
         env,
@@ -122,7 +124,7 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
         interrupt: options.interrupt,
         emit,
         priceTurn: (usage) => (isReplayModel(model.id) ? 0 : costUsd(model.id, usage)),
-        runToolCall: (use, step, signal) => runToolCall(use, step, toolContext(signal), emit, ledger),
+        runToolCall: (use, step, signal) => runToolCall(use, step, toolContext(signal), emit, ledger, guard),
         blocked: () => {
           const turns = ledger.streak.endTurn();
           return turns >= MAX_REFUSED_TURNS_IN_A_ROW

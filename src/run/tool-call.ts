@@ -1,5 +1,5 @@
-import { decideCall, refusalText, type Decision } from '../guard/decide.js';
-import { resolveRealPath } from '../guard/resolve-paths.js';
+import type { Decision } from '../guard/decide.js';
+import { refusalText, type Guard, type Verdict } from '../guard/guard.js';
 import type { ToolUse } from '../agent/loop.js';
 import type { EmitEvent } from '../report/events.js';
 import { parseToolCall } from '../tools/index.js';
@@ -48,6 +48,7 @@ export async function runToolCall(
   context: ToolContext,
   emit: EmitEvent,
   ledger: ToolCallLedger,
+  guard: Guard,
 ): Promise<ToolOutput> {
   ledger.calls += 1;
   emit({ type: 'tool_call', step, id: use.id, tool: use.name, input: use.input });
@@ -67,24 +68,24 @@ export async function runToolCall(
 
   const parsed = parseToolCall(use.name, use.input);
   if (!parsed.ok) {
-    const record = { step, tool: use.name, effect: 'deny' as const, rule: 'tool.invalid-call', reason: parsed.error, call: describeCall(use) };
+    const record = { step, tool: use.name, effect: 'deny' as const, rule: 'tool.invalid-call', scope: 'baseline' as const, reason: parsed.error, call: describeCall(use) };
     ledger.denied.push(record);
-    emit({ type: 'decision', step, id: use.id, tool: use.name, effect: 'deny', rule: record.rule, reason: record.reason, paths: [] });
+    emit({ type: 'decision', step, id: use.id, tool: use.name, effect: 'deny', rule: record.rule, scope: record.scope, reason: record.reason, paths: [], commands: [] });
     return finish({ content: parsed.error, isError: true });
   }
 
   const tool = parsed.tool;
-  let resolvedPaths: string[] = [];
+  let verdict: Verdict | undefined;
   let decision: Decision;
   try {
-    resolvedPaths = await Promise.all(tool.paths(parsed.input).map((p: string) => resolveRealPath(p, context.worktree)));
-    decision = decideCall({ tool: tool.name, resolvedPaths }, context.worktree);
+    verdict = await guard.decide(tool.name, parsed.input);
+    decision = verdict.decision;
   } catch (error) {
-    // A path that cannot be resolved cannot be judged: deny, never guess.
+    // A guard that cannot decide never lets the call through.
     const message = error instanceof Error ? error.message : String(error);
-    decision = { effect: 'deny', rule: 'placeholder.unresolvable-path', reason: `cannot resolve the path: ${message}` };
+    decision = { effect: 'deny', rule: 'baseline.guard-error', scope: 'baseline', reason: `the guard could not decide: ${message}` };
   }
-  emit({ type: 'decision', step, id: use.id, tool: use.name, ...decision, paths: resolvedPaths });
+  emit({ type: 'decision', step, id: use.id, tool: use.name, ...decision, ...decisionFacts(verdict) });
   if (decision.effect !== 'allow') {
     // No approver yet: an ask is refused, never allowed (fail closed).
     const record = { step, tool: use.name, ...decision, call: describeCall(use) };
@@ -99,6 +100,15 @@ export async function runToolCall(
   } catch (error) {
     return finish({ content: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, isError: true });
   }
+}
+
+/** The parsed commands and resolved paths a decision was made from, as the trace records them. */
+function decisionFacts(verdict: Verdict | undefined): { commands: string[][]; paths: string[] } {
+  if (verdict === undefined) return { commands: [], paths: [] };
+  return {
+    commands: verdict.facts.commands.map((command) => command.argv),
+    paths: verdict.facts.paths.map((fact) => `${fact.access} ${fact.path ?? `${fact.given} (unknown)`}`),
+  };
 }
 
 /** `Read(src/a.ts)`, `Bash(npm test)`: the call as a person would name it, cut short. */

@@ -30,23 +30,26 @@ const FIELD_HINTS: Record<string, string> = {
   checks: COMMAND_HINT,
   run: 'a bash command line, e.g. `run: npm test`',
   budget: 'a mapping with `steps`, `tokens`, `minutes` and `usd`',
-  policy: 'a mapping or a list of guard rules',
+  policy: 'a mapping with `allow`, `ask` and `deny` patterns, `rules` and `default_effect`',
   env: 'letters, digits and `_`, not starting with a digit, e.g. `NPM_TOKEN`',
 };
 
 /** Turns zod issues on `input` into problems people can act on, one per mistake. */
-export function describeIssues(issues: readonly Issue[], input: unknown): FieldProblem[] {
-  return issues.flatMap((issue) => describeIssue(issue, [], input));
+export function describeIssues(issues: readonly Issue[], input: unknown, names: FieldNames = fieldNamesAt): FieldProblem[] {
+  return issues.flatMap((issue) => describeIssue(issue, [], input, names));
 }
 
-function describeIssue(issue: Issue, prefix: readonly PropertyKey[], input: unknown): FieldProblem[] {
+/** The field names allowed at a path of the document, for did-you-mean. */
+export type FieldNames = (path: readonly PropertyKey[]) => string[];
+
+function describeIssue(issue: Issue, prefix: readonly PropertyKey[], input: unknown, names: FieldNames): FieldProblem[] {
   const path = [...prefix, ...issue.path];
   const value = valueAt(input, path);
   const hint = FIELD_HINTS[fieldName(path)];
   switch (issue.code) {
     case 'unrecognized_keys':
       return issue.keys.map((key) => {
-        const known = fieldNamesAt(path);
+        const known = names(path);
         const suggestion = suggestName(key, known);
         return {
           path: [...path, key],
@@ -71,7 +74,7 @@ function describeIssue(issue: Issue, prefix: readonly PropertyKey[], input: unkn
       return [{ path, target: 'value', message: issue.message, hint: typeof customHint === 'string' ? customHint : hint }];
     }
     case 'invalid_union':
-      return describeUnionIssue(issue, path, input, hint);
+      return describeUnionIssue(issue, path, input, hint, names);
     default:
       // invalid_format carries the message written next to the check in schema.ts.
       return [{ path, target: 'value', message: issue.message, hint }];
@@ -88,11 +91,12 @@ function describeUnionIssue(
   path: PropertyKey[],
   input: unknown,
   hint: string | undefined,
+  names: FieldNames,
 ): FieldProblem[] {
   const isShapeMismatch = (i: Issue) => i.code === 'invalid_type' && i.path.length === 0;
   const shaped = issue.errors.filter((branch) => !branch.every(isShapeMismatch));
   const [only] = shaped;
-  if (shaped.length === 1 && only) return only.flatMap((i) => describeIssue(i, path, input));
+  if (shaped.length === 1 && only) return only.flatMap((i) => describeIssue(i, path, input, names));
   const expected = issue.errors
     .flat()
     .filter(isShapeMismatch)

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EXPRESSION_RULE_FIELDS, POLICY_FIELDS, policySchema } from '../guard/rules/schema.js';
 import { findGlobProblem } from './glob-problem.js';
 import { DEFAULT_BUDGET, DEFAULT_CHECK_ROUNDS, DEFAULT_COMMAND_TIMEOUT_MS } from './types.js';
 
@@ -100,10 +101,7 @@ export const ticketFileSchema = z.strictObject({
     .boolean()
     .optional()
     .meta({ description: 'Whether a run that changes nothing may pass.', default: false }),
-  policy: z
-    .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
-    .optional()
-    .meta({ description: 'Extra guard rules for this ticket.' }),
+  policy: policySchema.optional().meta({ description: 'Extra guard rules for this ticket (see docs/guard.md).' }),
   labels: z.array(z.string().min(1)).optional().meta({ description: 'Free-form tags for rules and reports.' }),
   env: z
     .array(
@@ -126,12 +124,14 @@ export type TicketFileCommand = z.output<typeof command>;
 
 /**
  * The field names allowed in the mapping at `path`, for did-you-mean suggestions.
- * Empty when that mapping takes any keys (such as `policy`).
+ * Empty when that mapping takes any keys.
  */
 export function fieldNamesAt(path: readonly PropertyKey[]): string[] {
   if (path.length === 0) return Object.keys(ticketFileSchema.shape);
   if (path.length === 1 && path[0] === 'budget') return Object.keys(budgetSchema.shape);
   if (path.length === 2 && (path[0] === 'setup' || path[0] === 'checks')) return Object.keys(commandObjectSchema.shape);
+  if (path.length === 1 && path[0] === 'policy') return POLICY_FIELDS;
+  if (path.length === 3 && path[0] === 'policy' && path[1] === 'rules') return EXPRESSION_RULE_FIELDS;
   return [];
 }
 

@@ -1,3 +1,5 @@
+import type { PolicyFile } from '../guard/rules/schema.js';
+
 /** A command the harness runs (setup or check), normalised from a string or an object. */
 export interface TicketCommand {
   /** Shown in summaries; defaults to the command itself. */
@@ -37,7 +39,7 @@ export interface Ticket {
   checkRounds: number;
   allowEmpty: boolean;
   /** Extra guard rules for this ticket, as written; enforced once the guard lands. */
-  policy?: unknown;
+  policy?: PolicyFile;
   labels: string[];
   /** Names of environment variables passed through to tools and checks. */
   env: string[];

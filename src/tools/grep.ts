@@ -3,6 +3,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { glob as walk } from 'tinyglobby';
 import { z } from 'zod';
+import { isSecret } from '../guard/paths/protected.js';
 import { looksBinary } from './binary-file.js';
 import { toolError } from './file-errors.js';
 import { formatContent, type ContentOptions } from './grep-content.js';
@@ -39,7 +40,7 @@ export const grepTool: ToolDefinition<GrepInput> = {
   name: 'Grep',
   description:
     'Search file contents with a JavaScript regular expression. Searches the repository root, or `path` ' +
-    '(a file or directory relative to the root); `glob` filters files. Skips .git, node_modules, binary files ' +
+    '(a file or directory relative to the root); `glob` filters files. Skips .git, node_modules, secret files (.env, keys), binary files ' +
     'and files over 5 MB. Paths in results are relative to the repository root.',
   kind: 'search',
   input: GrepInput,
@@ -91,7 +92,8 @@ async function listFiles(root: string, signal: AbortSignal): Promise<string[]> {
     ignore: ['**/.git', '**/.git/**', '**/node_modules/**'],
     signal,
   });
-  return files.sort();
+  // A directory search never reads a secret file; the guard relies on this.
+  return files.filter((file) => !isSecret(file)).sort();
 }
 
 function filterByGlob(files: string[], base: string, pattern: string | undefined): string[] {

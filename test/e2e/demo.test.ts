@@ -12,6 +12,7 @@ interface Report {
   checks: { passed: boolean }[];
   checkRoundsUsed: number;
   denied: { rule: string; call: string }[];
+  asked: { rule: string; call: string }[];
   followUps: string[];
   changes: { change: { kind: string; path: string }; allowed: boolean }[];
   patch: string;
@@ -52,8 +53,9 @@ describe('the demo: corral run tickets/ on a real repository', () => {
 
   it('shows a refused call the agent recovers from', () => {
     const report = reports.find((r) => r.ticket.id === 'fix-days-overdue')!;
-    expect(report.denied).toHaveLength(1);
-    expect(report.denied[0]!.call).toBe('Read(../NOTES.md)');
+    expect(report.denied).toHaveLength(0);
+    expect(report.asked).toHaveLength(1);
+    expect(report.asked[0]!.call).toBe('Read(../NOTES.md)');
     expect(report.followUps).toEqual(['fine() accepts a negative day count and returns a negative fine.']);
     const results = traceEvents(report.trace).filter((e) => e.type === 'tool_result');
     expect(results[0]).toMatchObject({ tool: 'Read', isError: true });
@@ -115,7 +117,7 @@ describe('the terminal summary', () => {
     expect(summary).toMatch(/M {2}fixtures\/example-project\/src\/fees\.js +allowed/);
     expect(summary).toMatch(/A {2}fixtures\/example-project\/test\/days-overdue\.test\.js +allowed/);
     expect(summary).toContain('✔ cd fixtures/example-project && node --test');
-    expect(summary).toContain('6 tool calls · 1 denied · 0 asked');
+    expect(summary).toContain('6 tool calls · 0 denied · 1 asked');
     expect(summary).toContain('Read(../NOTES.md)');
     expect(summary).toContain('• fine() accepts a negative day count');
     expect(summary).toMatch(/patch +\.corral\/runs\/fix-days-overdue-[\w-]+\/patch\.diff/);

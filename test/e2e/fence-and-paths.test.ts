@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { commitFiles, gitIn, makeDemoRepo, tempDir } from '../support/repo.js';
 
-describe('file tools stay inside the worktree (the placeholder check), through the real CLI', () => {
-  it('denies Read, Write, Edit, Glob and Grep outside it, through .. and symlinks, and writes nothing there', async () => {
+describe('file tools and the guard, through the real CLI', () => {
+  it('denies writes outside the worktree and refuses reads there, through .. and symlinks, and writes nothing there', async () => {
     const repo = makeDemoRepo();
     const outside = tempDir('corral-outside-');
     writeFileSync(path.join(outside, 'secret.txt'), 'top secret\n');
@@ -32,17 +32,20 @@ describe('file tools stay inside the worktree (the placeholder check), through t
     });
     const run = await runCli(['run', 'fixtures/tickets/escapes.yaml', '--json'], { cwd: repo });
     const report = JSON.parse(run.stdout.trim());
-    expect(report.denied.map((d: { call: string }) => d.call)).toEqual([
-      `Read(${path.join(outside, 'secret.txt')})`,
-      'Read(fixtures/escape/secret.txt)',
-      `Write(${path.join(outside, 'new.txt')})`,
-      'Write(fixtures/dangling.txt)',
-      'Edit(fixtures/escape/secret.txt)',
-      `Glob(*)`,
-      'Grep(secret)',
+    // Writing outside is a hard limit; reading outside needs a person, so unattended it is refused.
+    expect(report.denied.map((d: { call: string; rule: string }) => `${d.call} ${d.rule}`)).toEqual([
+      `Write(${path.join(outside, 'new.txt')}) baseline.write-outside`,
+      'Write(fixtures/dangling.txt) baseline.write-outside',
+      'Edit(fixtures/escape/secret.txt) baseline.write-outside',
+    ]);
+    expect(report.asked.map((d: { call: string; rule: string }) => `${d.call} ${d.rule}`)).toEqual([
+      `Read(${path.join(outside, 'secret.txt')}) default`,
+      'Read(fixtures/escape/secret.txt) default',
+      `Glob(*) default`,
+      'Grep(secret) default',
     ]);
     const results = readFileSync(report.trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.type === 'tool_result');
-    // The ../../* Glob is refused by the tool itself, the Grep through the symlink by the check.
+    // The ../../* Glob is refused by the tool itself, the Grep through the symlink by the guard.
     expect(results.map((r: { isError: boolean }) => r.isError)).toEqual([true, true, true, true, true, true, true, true, false]);
     expect(readFileSync(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret\n');
     expect(existsSync(path.join(outside, 'new.txt'))).toBe(false);
@@ -59,16 +62,28 @@ describe('the fence through the real CLI', () => {
         'turns:',
         '  - tools:',
         '      - Bash: {command: "rm fixtures/example-project/test/slug.test.js && git mv fixtures/example-project/README.md fixtures/example-project/READ.md && chmod +x fixtures/example-project/src/slug.js"}',
-        '      - Bash: {command: "echo x > fixtures/example-project/committed.txt && git add -A && git -c user.name=a -c user.email=a@b commit -qm agent"}',
+        '      - Bash: {command: "echo x > fixtures/example-project/committed.txt && git add -A && GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b git commit -qm agent"}',
         '      - Write: {file_path: fixtures/example-project/package.json, content: "{}\\n"}',
+        // The guard cannot see what a program writes; the fence at the end still proves it.
+        '      - Bash: {command: "node -e \\"require(\'fs\').writeFileSync(\'fixtures/example-project/package.json\', \'{}\')\\""}',
         '  - text: done',
         '',
       ].join('\n'),
-      'fixtures/tickets/kinds.yaml': 'task: t\nallow: ["fixtures/example-project/**"]\nforbid: ["**/package.json"]\nmodel: replay:../replay/kinds.yaml\n',
+      'fixtures/tickets/kinds.yaml': [
+        'task: t',
+        'allow: ["fixtures/example-project/**"]',
+        'forbid: ["**/package.json"]',
+        'policy:',
+        '  allow: ["Bash(git mv:*)", "Bash(git add:*)", "Bash(git commit:*)", "Bash(node -e:*)"]',
+        'model: replay:../replay/kinds.yaml',
+        '',
+      ].join('\n'),
     });
     const run = await runCli(['run', 'fixtures/tickets/kinds.yaml'], { cwd: repo, env: { NO_COLOR: '1' } });
     expect(run.exitCode).toBe(2);
     const out = run.stdout;
+    // The direct write was denied when it was made.
+    expect(out).toMatch(/Write\(fixtures\/example-project\/package\.json\).*fence\.forbidden/);
     expect(out).toMatch(/D {2}fixtures\/example-project\/test\/slug\.test\.js +allowed/);
     expect(out).toMatch(/R {2}fixtures\/example-project\/README\.md → fixtures\/example-project\/READ\.md +allowed/);
     expect(out).toMatch(/m {2}fixtures\/example-project\/src\/slug\.js +allowed/);
@@ -102,11 +117,13 @@ describe('secrets', () => {
       'fixtures/replay/leak.yaml': [
         'turns:',
         '  - tools:',
-        "      - Bash: {command: \"tr '\\\\0' '\\\\n' < /proc/$PPID/environ | grep ANTHROPIC > fixtures/example-project/leak.txt; env > fixtures/example-project/env.txt\"}",
+        // A script hides what it does from the guard; a ticket rule lets it run.
+        "      - Write: {file_path: fixtures/leak.sh, content: \"tr '\\\\0' '\\\\n' < /proc/$PPID/environ | grep ANTHROPIC > fixtures/example-project/leak.txt; env > fixtures/example-project/env.txt\\n\"}",
+        '      - Bash: {command: "sh fixtures/leak.sh"}',
         '  - text: done',
         '',
       ].join('\n'),
-      'fixtures/tickets/leak.yaml': 'task: t\nallow: ["fixtures/**"]\nmodel: replay:../replay/leak.yaml\n',
+      'fixtures/tickets/leak.yaml': 'task: t\nallow: ["fixtures/**"]\npolicy: {allow: ["Bash(sh fixtures/leak.sh)"]}\nmodel: replay:../replay/leak.yaml\n',
     });
     const run = await runCli(['run', 'fixtures/tickets/leak.yaml', '--json'], { cwd: repo, env: { ANTHROPIC_API_KEY: key } });
     expect(run.exitCode).toBe(2);

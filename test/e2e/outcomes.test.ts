@@ -111,7 +111,9 @@ describe('policy and input problems', () => {
     expect(run.exitCode).toBe(4);
     const r = JSON.parse(run.stdout.trim());
     expect(r.status).toBe('blocked');
-    expect(r.denied).toHaveLength(5);
+    // Reading outside the worktree needs a person; unattended, each ask is refused.
+    expect(r.asked).toHaveLength(5);
+    expect(r.asked.map((a: { rule: string }) => a.rule)).toEqual(Array(5).fill('default'));
     expect(r.steps).toBe(5);
   });
 

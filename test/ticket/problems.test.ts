@@ -83,7 +83,7 @@ describe('checkTicketFile problems', () => {
       '3:9 forbid: expected a list, got a mapping (list the paths that may never change, e.g. `forbid: ["migrations/**"]`)',
       '4:9 budget: expected a mapping, got `3` (a mapping with `steps`, `tokens`, `minutes` and `usd`)',
       '5:10 labels.0: expected text, got `1`',
-      '6:9 policy: expected a mapping or a list, got `"yes"` (a mapping or a list of guard rules)',
+      '6:9 policy: expected a mapping, got `"yes"` (a mapping with `allow`, `ask` and `deny` patterns, `rules` and `default_effect`)',
       '7:8 title: expected text, got `7`',
     ]);
   });

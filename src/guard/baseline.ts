@@ -1,0 +1,129 @@
+import path from 'node:path';
+import picomatch from 'picomatch';
+import type { CallFacts, CallSite, PathFact } from './facts.js';
+import { HISTORY_ORIGIN } from './commands/git.js';
+import { classify, filesUnder } from './facts.js';
+
+/** One finding of the baseline's hard limits, with the rule id the decision names. */
+export interface Finding {
+  effect: 'deny' | 'ask';
+  rule: string;
+  reason: string;
+}
+
+/** The hard limits, documented in docs/guard.md; each id is what a decision reports. */
+export const BASELINE_RULES: Record<string, string> = {
+  'baseline.secrets': 'no secret (.env files but not templates such as .env.example, keys, cloud and package-registry credentials, a process environment) is read by any route',
+  'baseline.write-outside': 'nothing is written outside the worktree except the run\'s private temp dir',
+  'baseline.git-metadata': 'nothing is written into a .git directory or the worktree\'s git metadata, and git config is never changed',
+  'baseline.git-owned': 'the harness owns git: no push, fetch, reset --hard, clean, branch switching or ref changes, worktrees, remotes, tags, stash, or per-call git config',
+  'baseline.privilege': 'no privilege changes: sudo, doas, su, chroot, set-user-id bits',
+  'baseline.recursive-permissions': 'no recursive chmod, chown or chgrp',
+  'baseline.device-write': 'no writes to devices, no disk or mount tools',
+  'baseline.broad-kill': 'no killing of every process, a process group, init, or processes by name',
+  'baseline.download-exec': 'nothing downloaded is run: a download and an interpreter in one call',
+  'baseline.unanalysable': 'what cannot be analysed (eval, a computed command name or path, a parse error, an unknown construct) is asked, never allowed',
+  'baseline.unknown-tool': 'a tool corral does not know is denied',
+};
+
+export interface Fence {
+  allow: string[];
+  forbid: string[];
+}
+
+/** Checks every fact against the hard limits and the ticket's fence. Reads the file system only to list a directory a recursive call takes whole. */
+export function baselineFindings(facts: CallFacts, site: CallSite, fence: Fence): Finding[] {
+  const findings: Finding[] = [];
+  for (const command of facts.commands) {
+    for (const hazard of command.effects.hazards) findings.push({ effect: 'deny', rule: hazard.rule, reason: `${hazard.reason}: ${command.argv.join(' ')}` });
+  }
+  const downloader = facts.commands.find((command) => command.effects.role === 'downloader');
+  const interpreter = facts.commands.find((command) => command.effects.role === 'interpreter');
+  if (downloader && interpreter) {
+    findings.push({ effect: 'deny', rule: 'baseline.download-exec', reason: `\`${downloader.name}\` and \`${interpreter.name}\` in one call can run what was downloaded` });
+  }
+  const judge = fenceJudge(fence);
+  for (const fact of facts.paths) findings.push(...pathFindings(fact, site, judge));
+  for (const problem of facts.problems) findings.push({ effect: 'ask', rule: 'baseline.unanalysable', reason: problem });
+  return findings;
+}
+
+/** The fence at the moment of writing: forbid beats allow. Returns why a relative path may not be written, or null. */
+export function fenceJudge(fence: Fence): (relative: string) => { rule: string; reason: string } | null {
+  const allow = fence.allow.map((glob) => ({ glob, match: picomatch(glob, { dot: true }) }));
+  const forbid = fence.forbid.map((glob) => ({ glob, match: picomatch(glob, { dot: true }) }));
+  // A directory that allowed files live under may be created.
+  const allowBases = fence.allow.map((glob) => picomatch.scan(glob).base).filter((base) => base !== '');
+  return (relative) => {
+    const forbidden = forbid.find((f) => f.match(relative));
+    if (forbidden) return { rule: 'fence.forbidden', reason: `${relative} matches the ticket's forbid glob ${forbidden.glob}` };
+    if (allow.some((a) => a.match(relative))) return null;
+    if (allowBases.some((base) => base === relative || base.startsWith(`${relative}/`))) return null;
+    return { rule: 'fence.outside-allow', reason: `${relative} matches none of the ticket's allow globs` };
+  };
+}
+
+function pathFindings(fact: PathFact, site: CallSite, judge: ReturnType<typeof fenceJudge>): Finding[] {
+  if (fact.path === null) {
+    return fact.access === 'list' ? [] : [{ effect: 'ask', rule: 'baseline.unanalysable', reason: `the path of a ${fact.origin} is not known before it runs (${fact.unknown})` }];
+  }
+  const findings: Finding[] = [];
+  if (fact.access === 'read' || fact.access === 'exec') {
+    if (fact.secret) findings.push({ effect: 'deny', rule: 'baseline.secrets', reason: `${shown(fact)} holds secrets` });
+    else if (fact.recursive) {
+      const secret = secretUnder(fact, site);
+      if (secret !== null) findings.push({ effect: 'deny', rule: 'baseline.secrets', reason: `${shown(fact)} is read whole and holds ${secret}` });
+    }
+  }
+  if (fact.access === 'write') {
+    const targets = fact.recursive ? [fact, ...subtree(fact, site)] : [fact];
+    for (const target of targets) {
+      const finding = writeFinding(target, judge);
+      if (finding !== null) {
+        findings.push(finding);
+        break;
+      }
+    }
+  }
+  return findings;
+}
+
+function writeFinding(fact: PathFact, judge: ReturnType<typeof fenceJudge>): Finding | null {
+  if (fact.pseudo || fact.path === null) return null;
+  if (fact.device) return { effect: 'deny', rule: 'baseline.device-write', reason: `${shown(fact)} is a device or kernel file` };
+  if (fact.git) return { effect: 'deny', rule: 'baseline.git-metadata', reason: `${shown(fact)} is git metadata, which belongs to the harness` };
+  if (fact.tmp) return null;
+  if (!fact.inside) return { effect: 'deny', rule: 'baseline.write-outside', reason: `${shown(fact)} is outside the worktree` };
+  if (fact.relative === '.') return { effect: 'deny', rule: 'fence.outside-allow', reason: 'the whole worktree is written' };
+  const verdict = judge(fact.relative!);
+  return verdict === null ? null : { effect: 'deny', rule: verdict.rule, reason: verdict.reason };
+}
+
+function subtree(fact: PathFact, site: CallSite): PathFact[] {
+  const files = filesUnder(fact.path!);
+  if (files === null) return [{ ...fact, path: null, unknown: 'too many files under it to check' }];
+  return files.map((file) => classify(fact.given, file, 'write', false, fact.origin, site, fact.glob));
+}
+
+/** The first secret file under a directory read whole, or null. rg skips hidden files unless told otherwise. */
+function secretUnder(fact: PathFact, site: CallSite): string | null {
+  const dir = fact.path!;
+  const home = site.env.HOME;
+  if (!fact.inside && home !== undefined && (home === dir || home.startsWith(dir === '/' ? '/' : dir + path.sep))) return `the home directory ${home}`;
+  if (fact.origin.startsWith('Grep tool')) return null; // the Grep tool itself skips secret files
+  if (fact.origin === HISTORY_ORIGIN) {
+    const tracked = site.trackedSecrets()[0];
+    return tracked === undefined ? null : `${path.relative(site.worktree, tracked)}, a secret git tracks`;
+  }
+  const files = filesUnder(dir, fact.origin.includes('hidden files skipped'));
+  if (files === null) return 'more files than the guard can check';
+  for (const file of files) {
+    const item = classify(fact.given, file, 'read', false, fact.origin, site, false);
+    if (item.secret) return path.relative(site.worktree, file) || file;
+  }
+  return null;
+}
+
+function shown(fact: PathFact): string {
+  return fact.relative ?? fact.path ?? fact.given;
+}

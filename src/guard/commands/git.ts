@@ -1,0 +1,109 @@
+import type { WordValue } from '../shell/words.js';
+import type { CommandEffects, PathUse } from './effects.js';
+import { anyPaths, use } from './effects.js';
+import { hasOption, optionValues, parseArgs } from './options.js';
+
+const READ_ONLY = new Set([
+  'status', 'diff', 'log', 'show', 'blame', 'annotate', 'ls-files', 'ls-tree', 'rev-parse', 'grep', 'describe',
+  'shortlog', 'cat-file', 'rev-list', 'name-rev', 'merge-base', 'for-each-ref', 'show-ref', 'var', 'version', 'help',
+  'count-objects', 'whatchanged', 'check-ignore', 'check-attr', 'diff-tree', 'diff-files', 'diff-index', 'show-branch',
+  'cherry', 'range-diff', 'verify-commit', 'verify-tag', 'ls-remote-never',
+]);
+/** The harness owns these: they move refs the host repository shares, talk to remotes, or throw work away. */
+const OWNED = new Set(['push', 'clean', 'switch', 'worktree', 'update-ref', 'symbolic-ref', 'fetch', 'pull', 'gc', 'prune', 'filter-branch', 'filter-repo', 'replace', 'notes', 'reflog-expire', 'remote-set', 'init', 'clone', 'submodule', 'lfs', 'maintenance', 'fsck-objects-never']);
+const GLOBAL_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix']);
+const PER_CALL_CONFIG = new Set(['-c', '--config-env', '--exec-path', '--git-dir', '--work-tree', '--namespace', '--super-prefix']);
+
+/** What one `git ...` does, by subcommand, after the global options. */
+export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffects {
+  const owned = (reason: string): CommandEffects => ({ ...base, known: false, why: reason, hazards: [...base.hazards, { rule: 'baseline.git-owned', reason }] });
+  const metadata = (reason: string): CommandEffects => ({ ...base, known: false, why: reason, hazards: [...base.hazards, { rule: 'baseline.git-metadata', reason }] });
+  const known = (paths: PathUse[] = []): CommandEffects => ({ ...base, known: base.why === undefined, paths: [...base.paths, ...paths] });
+  const unknown = (why: string, paths: PathUse[] = []): CommandEffects => ({ ...base, known: false, why: base.why ?? why, paths: [...base.paths, ...paths] });
+
+  let i = 0;
+  for (; i < rest.length; i++) {
+    const text = rest[i]!.text;
+    if (!text.startsWith('-')) break;
+    const name = text.includes('=') ? text.slice(0, text.indexOf('=')) : text;
+    if (PER_CALL_CONFIG.has(name)) return owned(`\`git ${name}\` changes git's configuration or directories for one call, which can run code`);
+    if (GLOBAL_WITH_VALUE.has(text)) i += 1;
+  }
+  const subcommand = rest[i];
+  if (subcommand === undefined) return known();
+  if (subcommand.unknown !== undefined) return unknown('the git subcommand is not known before it runs');
+  const sub = subcommand.text;
+  const args = rest.slice(i + 1);
+  // Secrets are checked on every argument (`git show HEAD:.env`), as for any command.
+  const secretProbes = anyPaths(args, `git ${sub} argument`);
+  const parsed = parseArgs(args, { value: ['-n', '-m', '-C', '-U', '--format', '--pretty', '--author', '--since', '--until', '--grep', '-S', '-G', '-L', '--output', '-o', '--date', '--max-count', '--skip', '--diff-filter', '--abbrev'] });
+
+  switch (sub) {
+    case 'config': {
+      const reading = args.length === 0 || hasOption(parsed, '--get', '--get-all', '--get-regexp', '--list', '-l', '--get-urlmatch', '--show-origin', '--show-scope') || ['get', 'list'].includes(parsed.operands[0]?.text ?? '') || (parsed.operands.length === 1 && !hasOption(parsed, '--unset', '--unset-all', '--add', '--replace-all', '--edit', '-e', '--rename-section', '--remove-section'));
+      if (reading) return known(secretProbes);
+      return metadata('git config is never changed by the agent');
+    }
+    case 'reset':
+      if (hasOption(parsed, '--hard', '--keep', '--merge')) return owned('`git reset --hard` throws work away; the harness owns the checkout');
+      return unknown('`git reset` changes the index', secretProbes);
+    case 'checkout':
+      if (hasOption(parsed, '-b', '-B', '--orphan', '--detach') || !args.some((arg) => arg.text === '--')) {
+        if (!args.some((arg) => arg.text === '--')) return owned('`git checkout` of a branch or commit switches what the harness checked out');
+      }
+      return unknown('`git checkout -- file` rewrites files', secretProbes);
+    case 'restore':
+      return unknown('`git restore` rewrites files', secretProbes);
+    case 'branch': {
+      const listing = parsed.operands.length === 0 && parsed.options.every((o) => ['-a', '-r', '-v', '--all', '--remotes', '--verbose', '--list', '-l', '--show-current', '--contains', '--merged', '--no-merged', '--sort', '--format', '--color', '--no-color', '--column', '--no-column'].includes(o.name) || o.name === '-vv');
+      return listing ? known() : owned('creating, moving or deleting branches changes refs the host repository shares');
+    }
+    case 'tag': {
+      const listing = parsed.operands.length === 0 || hasOption(parsed, '-l', '--list');
+      return listing && !hasOption(parsed, '-d', '-a', '-s', '-f', '-m') ? known() : owned('tags are refs the host repository shares');
+    }
+    case 'remote': {
+      const verb = parsed.operands[0]?.text;
+      return verb === undefined || verb === 'show' || verb === 'get-url' ? known() : owned('remotes belong to the host repository');
+    }
+    case 'stash': {
+      const verb = parsed.operands[0]?.text;
+      return verb === 'list' || verb === 'show' ? known() : owned('the stash is a ref the host repository shares');
+    }
+    case 'reflog': {
+      const verb = parsed.operands[0]?.text;
+      return verb === undefined || verb === 'show' ? known() : owned('reflog changes rewrite the host repository');
+    }
+    default:
+      break;
+  }
+  if (OWNED.has(sub)) return owned(`\`git ${sub}\` belongs to the harness`);
+  if (READ_ONLY.has(sub)) {
+    // Without a pathspec, content-showing commands can print any tracked file, secrets included.
+    if (showsContent(sub, parsed) && !hasPathspec(args, parsed)) secretProbes.push(use({ text: '.', glob: null }, 'read', HISTORY_ORIGIN, true));
+    const outputs = optionValues(parsed, '--output', '-o').map((value) => use(value, 'write', `git ${sub} --output`));
+    if (sub === 'grep' && hasOption(parsed, '-O', '--open-files-in-pager')) return unknown('`git grep -O` opens a pager');
+    if ((sub === 'diff' || sub === 'log' || sub === 'show') && hasOption(parsed, '--ext-diff', '--textconv')) return unknown('external diff drivers run programs');
+    return known([...secretProbes, ...outputs]);
+  }
+  return unknown(`\`git ${sub}\` is not a git command the guard knows to be safe`, secretProbes);
+}
+
+/** The origin of a read of every tracked file, judged against the tracked secrets rather than the files on disk. */
+export const HISTORY_ORIGIN = 'git history (every tracked file)';
+
+const PATCH_OPTIONS = ['-p', '-u', '--patch', '--full-diff', '--cc', '-c', '--word-diff', '--color-words', '-L'];
+
+function showsContent(sub: string, parsed: ReturnType<typeof parseArgs>): boolean {
+  if (sub === 'show' || sub === 'diff' || sub === 'grep' || sub === 'cat-file' || sub === 'range-diff' || sub === 'diff-tree' || sub === 'diff-index' || sub === 'diff-files') {
+    return !hasOption(parsed, '--stat', '--name-only', '--name-status', '--shortstat', '--numstat', '--summary', '--quiet', '-s', '--no-patch') || hasOption(parsed, '-p', '--patch');
+  }
+  if (sub === 'log' || sub === 'whatchanged') return hasOption(parsed, ...PATCH_OPTIONS) || parsed.options.some((option) => /^-U\d*$|^--unified/.test(option.name));
+  return false;
+}
+
+/** Paths after `--` limit what git shows; so do operands naming files (`git diff src/app.js`). */
+function hasPathspec(args: WordValue[], parsed: ReturnType<typeof parseArgs>): boolean {
+  if (args.some((arg) => arg.text === '--')) return true;
+  return parsed.operands.some((operand) => /[/.]/.test(operand.text) && !/^[\w./-]*\.\.[\w./-]*$/.test(operand.text) && !operand.text.includes(':') && !/^(HEAD|@)/.test(operand.text));
+}

@@ -1,0 +1,212 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Parser } from 'web-tree-sitter';
+import { commandEffects, type Access, type CommandEffects } from './commands/effects.js';
+import { globCandidates, resolvePhysical } from './paths/resolve.js';
+import { isDevice, isGitMetadata, isPseudoDevice, isSecret, type GitMetadata } from './paths/protected.js';
+import { analyseScript, type SimpleCommand } from './shell/analyse.js';
+
+/** What the guard knows about where a call runs. */
+export interface CallSite {
+  /** Real path of the worktree root. */
+  worktree: string;
+  /** The run's private temp dir, which commands may write. */
+  tmpDir: string | null;
+  env: Record<string, string>;
+  git: GitMetadata;
+  /** The simple commands of the ticket's checks, as `cwd\0argv` keys. */
+  checkCommands: Set<string>;
+  /** Real paths of the secret files git tracks in the worktree (what `git show` can print); listed once, when first needed. */
+  trackedSecrets(): string[];
+}
+
+/** One path a call touches, resolved as the OS will resolve it. */
+export interface PathFact {
+  /** As written in the call. */
+  given: string;
+  /** Real absolute path; null when it cannot be known before the call runs. */
+  path: string | null;
+  access: Access;
+  recursive: boolean;
+  /** Where it came from: `Read file_path`, `cat argument`, `redirect >`. */
+  origin: string;
+  inside: boolean;
+  /** Relative to the worktree root when inside. */
+  relative: string | null;
+  secret: boolean;
+  git: boolean;
+  tmp: boolean;
+  device: boolean;
+  /** /dev/null, /dev/stdout and other harmless pseudo-devices. */
+  pseudo: boolean;
+  /** Matched through a glob (or a glob's protected probe). */
+  glob: boolean;
+  /** Why `path` is null. */
+  unknown?: string;
+}
+
+export interface CommandFact {
+  name: string;
+  argv: string[];
+  cwd: string | null;
+  via: string[];
+  source: string;
+  effects: CommandEffects;
+  /** One of the ticket's own check commands. */
+  check: boolean;
+  /** Values of arguments that are not known before the command runs (placeholders in argv). */
+  unknownArgs: number[];
+}
+
+export interface CallFacts {
+  tool: string;
+  input: Record<string, unknown>;
+  commands: CommandFact[];
+  paths: PathFact[];
+  /** Why part of the call cannot be analysed. */
+  problems: string[];
+}
+
+export const UNKNOWN_ARG = '<unknown>';
+
+/** Commands of the ticket's checks, keyed the way `checkKey` keys a parsed command. */
+export function checkKey(cwd: string | null, argv: string[]): string {
+  return `${cwd ?? '?'}\u0000${argv.join('\u0000')}`;
+}
+
+/** Parses a Bash command into facts: every simple command with its effects, every path resolved. */
+export function bashFacts(parser: Parser, command: string, site: CallSite, input: Record<string, unknown>, start = site.worktree): CallFacts {
+  const analysis = analyseScript(parser, command, { cwd: start, env: site.env });
+  const facts: CallFacts = { tool: 'Bash', input, commands: [], paths: [], problems: [...analysis.problems] };
+  for (const simple of analysis.commands) {
+    const effects = commandEffects(simple);
+    const argv = simple.args.map((arg) => (arg.unknown === undefined ? arg.text : UNKNOWN_ARG));
+    const unknownArgs = simple.args.flatMap((arg, index) => (arg.unknown === undefined ? [] : [index]));
+    facts.commands.push({
+      name: effects.name,
+      argv,
+      cwd: simple.cwd,
+      via: simple.via,
+      source: simple.source,
+      effects,
+      check: unknownArgs.length === 0 && site.checkCommands.has(checkKey(simple.cwd, argv)),
+      unknownArgs,
+    });
+    for (const used of effects.paths) facts.paths.push(...resolveUse(used.value, used.access, used.recursive, used.origin, simple, site));
+    for (const implied of effects.implied ?? []) {
+      facts.commands.push({ name: implied[0]!, argv: implied, cwd: simple.cwd, via: [...simple.via, effects.name], source: simple.source, effects: { ...effects, implied: [] }, check: false, unknownArgs: [] });
+    }
+    // Where a command runs is looked at too: `cd /etc && ls` lists outside the worktree.
+    if (simple.args.length > 0 && effects.name !== 'cd' && effects.name !== 'pushd') {
+      facts.paths.push(simple.cwd === null ? unknownPath('.', 'list', false, 'working directory', 'the directory it runs in is not known') : pathFact(simple.cwd, simple.cwd, '/', 'list', false, 'working directory', site, false));
+    }
+  }
+  return facts;
+}
+
+function resolveUse(value: { text: string; glob: string | null; unknown?: string }, access: Access, recursive: boolean, origin: string, command: SimpleCommand, site: CallSite): PathFact[] {
+  const given = value.unknown === undefined ? value.text : UNKNOWN_ARG;
+  if (value.unknown !== undefined) return [unknownPath(given, access, recursive, origin, value.unknown)];
+  if (command.cwd === null && !path.isAbsolute(value.text)) return [unknownPath(given, access, recursive, origin, 'the directory it runs in is not known')];
+  const cwd = command.cwd ?? site.worktree;
+  if (value.glob === null) return [pathFact(given, value.text, cwd, access, recursive, origin, site, false)];
+  const { paths, truncated } = globCandidates(value.glob, cwd);
+  const facts = paths.map((candidate) => pathFact(given, candidate, '/', access, recursive, origin, site, true));
+  if (truncated) facts.push(unknownPath(given, access, recursive, origin, 'the glob matches too many files to check each'));
+  return facts;
+}
+
+export function unknownPath(given: string, access: Access, recursive: boolean, origin: string, why: string): PathFact {
+  return { given, path: null, access, recursive, origin, inside: false, relative: null, secret: false, git: false, tmp: false, device: false, pseudo: false, glob: false, unknown: why };
+}
+
+/** Resolves one path and classifies it: inside or outside, secret, git metadata, temp, device. */
+export function pathFact(given: string, text: string, cwd: string, access: Access, recursive: boolean, origin: string, site: CallSite, glob: boolean): PathFact {
+  let real: string;
+  try {
+    real = resolvePhysical(text, cwd);
+  } catch (error) {
+    return unknownPath(given, access, recursive, origin, `cannot resolve it: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return classify(given, real, access, recursive, origin, site, glob);
+}
+
+export function classify(given: string, real: string, access: Access, recursive: boolean, origin: string, site: CallSite, glob: boolean): PathFact {
+  const relative = path.relative(site.worktree, real);
+  const inside = relative === '' || (!relative.startsWith(`..${path.sep}`) && relative !== '..' && !path.isAbsolute(relative));
+  const tmp = site.tmpDir !== null && (real === site.tmpDir || real.startsWith(site.tmpDir + path.sep));
+  return {
+    given,
+    path: real,
+    access,
+    recursive,
+    origin,
+    inside,
+    relative: inside ? (relative === '' ? '.' : relative.split(path.sep).join('/')) : null,
+    secret: isSecret(real),
+    git: isGitMetadata(real, site.git),
+    tmp,
+    device: isDevice(real),
+    pseudo: isPseudoDevice(real),
+    glob,
+  };
+}
+
+/** The worktree's git metadata: its `.git` entry, and the gitdir and common dir a linked worktree's `.git` file names. */
+export function gitMetadataOf(worktree: string): GitMetadata {
+  const dotGit = path.join(worktree, '.git');
+  const dirs = [dotGit];
+  try {
+    const pointer = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
+    if (pointer !== undefined) {
+      const gitdir = path.resolve(worktree, pointer);
+      dirs.push(gitdir);
+      const common = readFileSync(path.join(gitdir, 'commondir'), 'utf8').trim();
+      dirs.push(path.resolve(gitdir, common));
+    }
+  } catch {
+    // A plain repository: `.git` is the directory itself.
+  }
+  return { dirs: dirs.map((dir) => safeReal(dir)) };
+}
+
+function safeReal(dir: string): string {
+  try {
+    return resolvePhysical(dir, '/');
+  } catch {
+    return dir;
+  }
+}
+
+const WALK_LIMIT = 50_000;
+
+/**
+ * Files under `dir` (real paths), for judging a recursive read or write as touching
+ * each of them. `.git` contents are left out (a `.git` entry itself is listed) and
+ * `node_modules` is skipped. Returns null when there are more than the walk limit.
+ */
+export function filesUnder(dir: string, skipHidden = false): string[] | null {
+  const out: string[] = [];
+  const stack = [dir];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    let entries;
+    try {
+      entries = readdirSync(current, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (skipHidden && entry.name.startsWith('.')) continue;
+      const full = path.join(current, entry.name);
+      if (entry.name === '.git' || entry.name === 'node_modules') {
+        out.push(full);
+        continue;
+      }
+      out.push(full);
+      if (out.length > WALK_LIMIT) return null;
+      if (entry.isDirectory()) stack.push(full);
+    }
+  }
+  return out;
+}

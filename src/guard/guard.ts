@@ -1,0 +1,148 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import type { Parser } from 'web-tree-sitter';
+import type { Ticket } from '../ticket/types.js';
+import { TOOL_NAMES } from '../tools/types.js';
+import { decide, type Decision } from './decide.js';
+import { bashFacts, checkKey, classify, gitMetadataOf, pathFact, UNKNOWN_ARG, type CallFacts, type CallSite } from './facts.js';
+import { isSecret } from './paths/protected.js';
+import { globCandidates, resolvePhysical } from './paths/resolve.js';
+import { hardenedGitEnv } from '../workspace/git.js';
+import { stackPolicies } from './rules/policy.js';
+import type { Policy } from './rules/types.js';
+import { analyseScript } from './shell/analyse.js';
+import { loadBashParser } from './shell/parser.js';
+
+/** A decision with the facts it was made from, for the trace, `corral explain` and `policy test`. */
+export interface Verdict {
+  decision: Decision;
+  facts: CallFacts;
+}
+
+export interface GuardOptions {
+  /** The worktree (or, for a dry run, the repository) the call runs in. */
+  worktree: string;
+  /** The run's private temp dir; null in a dry run. */
+  tmpDir: string | null;
+  /** The environment commands will see. */
+  env: Record<string, string>;
+  ticket: Pick<Ticket, 'id' | 'labels' | 'allow' | 'forbid' | 'checks' | 'policy' | 'file'>;
+  /** Rules of the scopes above the ticket (user, project); the ticket's own rules are added here. */
+  policy?: Policy;
+}
+
+export interface Guard {
+  /** `cwd` (default: the worktree root) is where a command starts and relative paths resolve. */
+  decide(tool: string, input: unknown, cwd?: string): Promise<Verdict>;
+  readonly policy: Policy;
+}
+
+/** The guard of one run: site facts gathered once, the shell parser loaded on the first Bash call. */
+export function createGuard(options: GuardOptions): Guard {
+  const worktree = resolvePhysical(options.worktree, '/');
+  const ticketPolicy = stackPolicies([{ scope: 'ticket', file: options.ticket.policy, source: options.ticket.file }]);
+  const policy: Policy = options.policy
+    ? {
+        rules: [...options.policy.rules, ...ticketPolicy.rules],
+        defaultEffect: options.ticket.policy?.default_effect ?? options.policy.defaultEffect,
+        defaultScope: options.ticket.policy?.default_effect ? 'ticket' : options.policy.defaultScope,
+      }
+    : ticketPolicy;
+  let trackedSecrets: string[] | undefined;
+  const site: CallSite = {
+    worktree,
+    tmpDir: options.tmpDir === null ? null : resolvePhysical(options.tmpDir, '/'),
+    env: options.env,
+    git: gitMetadataOf(worktree),
+    checkCommands: new Set(),
+    trackedSecrets: () => (trackedSecrets ??= listTrackedSecrets(worktree)),
+  };
+  const context = {
+    site,
+    policy,
+    fence: { allow: options.ticket.allow, forbid: options.ticket.forbid },
+    ticket: { id: options.ticket.id, labels: options.ticket.labels, allow: options.ticket.allow, forbid: options.ticket.forbid },
+  };
+  let parser: Parser | undefined;
+  const bashParser = async (): Promise<Parser> => {
+    if (parser === undefined) {
+      parser = await loadBashParser();
+      for (const check of options.ticket.checks) {
+        for (const command of analyseScript(parser, check.run, { cwd: worktree, env: options.env }).commands) {
+          const argv = command.args.map((arg) => (arg.unknown === undefined ? arg.text : UNKNOWN_ARG));
+          if (!argv.includes(UNKNOWN_ARG)) site.checkCommands.add(checkKey(command.cwd, argv));
+        }
+      }
+    }
+    return parser;
+  };
+  return {
+    policy,
+    async decide(tool, rawInput, cwd) {
+      const input = (rawInput !== null && typeof rawInput === 'object' ? rawInput : {}) as Record<string, unknown>;
+      if (!(TOOL_NAMES as readonly string[]).includes(tool)) {
+        const facts: CallFacts = { tool, input, commands: [], paths: [], problems: [] };
+        return { decision: { effect: 'deny', rule: 'baseline.unknown-tool', scope: 'baseline', reason: `corral has no tool named ${tool}` }, facts };
+      }
+      const start = cwd === undefined ? worktree : path.resolve(worktree, cwd);
+      const facts = tool === 'Bash' ? bashFacts(await bashParser(), String(input.command ?? ''), site, input, start) : fileToolFacts(tool, input, site, start);
+      return { decision: decide(facts, context), facts };
+    },
+  };
+}
+
+/** The one path a file tool names, as the tool will resolve it (relative paths from the worktree root). */
+function fileToolFacts(tool: string, input: Record<string, unknown>, site: CallSite, start: string): CallFacts {
+  const facts: CallFacts = { tool, input, commands: [], paths: [], problems: [] };
+  const given = (key: string, fallback?: string): string | undefined => (typeof input[key] === 'string' ? (input[key] as string) : fallback);
+  switch (tool) {
+    case 'Read':
+    case 'Write':
+    case 'Edit': {
+      const file = given('file_path');
+      if (file === undefined) facts.problems.push(`${tool} names no file_path`);
+      else facts.paths.push(pathFact(file, file, start, tool === 'Read' ? 'read' : 'write', false, `${tool} file_path`, site, false));
+      break;
+    }
+    case 'Glob': {
+      const root = given('path', '.')!;
+      facts.paths.push(pathFact(root, root, start, 'list', true, 'Glob path', site, false));
+      break;
+    }
+    case 'Grep': {
+      const root = given('path', '.')!;
+      facts.paths.push(pathFact(root, root, start, 'read', true, 'Grep tool path (skips secret files)', site, false));
+      // The tool skips secret files anyway; a filter aimed at them is refused outright.
+      const filter = given('glob');
+      if (filter !== undefined) {
+        for (const candidate of globCandidates(filter.includes('/') ? filter : `**/${filter}`, path.resolve(start, root)).paths) {
+          const fact = classify(filter, candidate, 'read', false, 'Grep glob', site, true);
+          if (fact.secret) facts.paths.push(fact);
+        }
+      }
+      break;
+    }
+  }
+  return facts;
+}
+
+/** Secret files git tracks in the worktree. If git cannot list them, the worktree root stands in, so history reads are refused. */
+function listTrackedSecrets(worktree: string): string[] {
+  try {
+    const listing = execFileSync('git', ['ls-files', '-z'], { cwd: worktree, env: hardenedGitEnv(), encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+    return listing.split('\0').filter((name) => name !== '').map((name) => path.join(worktree, name)).filter(isSecret);
+  } catch {
+    return [worktree];
+  }
+}
+
+/** What the model is told when a call is refused: a rule, not a glitch, and what to do next. */
+export function refusalText(decision: Decision): string {
+  const verdict = decision.effect === 'deny' ? 'denied' : 'refused (it needed approval and none was given)';
+  return [
+    `This call was ${verdict} by corral's policy.`,
+    `Rule: ${decision.rule}. Reason: ${decision.reason}.`,
+    'This is a rule, not a glitch: do not retry the same call.',
+    'Find another way that stays within the rules, or finish and say what a person must do.',
+  ].join('\n');
+}

@@ -1,0 +1,105 @@
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+import picomatch from 'picomatch';
+import { PROTECTED_PROBES } from './protected.js';
+
+const MAX_LINK_HOPS = 40;
+const MAX_GLOB_MATCHES = 2_000;
+
+/**
+ * Resolves a path the way the kernel will when a command opens it: segment by segment
+ * from `cwd`, each symlink followed (a dangling one too: a write through it creates the
+ * target), and `..` taken after the symlink before it, as the kernel does. The part
+ * that does not exist is appended as written. Throws on a link loop or a path it is
+ * not allowed to look at, so the caller can refuse rather than guess.
+ */
+export function resolvePhysical(given: string, cwd: string): string {
+  const absolute = path.isAbsolute(given) ? given : path.join(cwd, given);
+  return walk('/', absolute.split('/').filter((part) => part !== '' && part !== '.'), 0);
+}
+
+function walk(start: string, parts: string[], hops: number): string {
+  let current = start;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (part === '..') {
+      current = path.dirname(current);
+      continue;
+    }
+    const next = path.join(current, part);
+    let link: string | null = null;
+    try {
+      if (lstatSync(next).isSymbolicLink()) link = readlinkSync(next);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return path.join(next, ...parts.slice(i + 1));
+      throw error;
+    }
+    if (link === null) {
+      current = next;
+      continue;
+    }
+    if (hops >= MAX_LINK_HOPS) throw new Error(`too many levels of symbolic links at ${next}`);
+    const target = path.isAbsolute(link) ? link : path.join(current, link);
+    current = walk('/', target.split('/').filter((p) => p !== '' && p !== '.'), hops + 1);
+  }
+  return current;
+}
+
+/**
+ * What a glob can touch: the files it matches now (bash's expansion: `*` skips dot
+ * files, no `**`), the pattern itself (bash passes it on when nothing matches), and
+ * each protected name it could match once that file exists.
+ */
+export function globCandidates(pattern: string, cwd: string): { paths: string[]; truncated: boolean } {
+  const absolute = path.isAbsolute(pattern) ? pattern : path.join(cwd, pattern);
+  const matches: string[] = [];
+  const truncated = expand('/', absolute.split('/').filter((part) => part !== ''), matches);
+  const scan = picomatch.scan(absolute);
+  const base = scan.base === '' ? '/' : scan.base;
+  const matcher = picomatch(bashGlob(absolute), { dot: false });
+  for (const probe of PROTECTED_PROBES) {
+    const candidate = path.join(base, probe);
+    if (matcher(candidate)) matches.push(candidate);
+  }
+  matches.push(unescape(absolute));
+  return { paths: [...new Set(matches)], truncated };
+}
+
+function expand(dir: string, parts: string[], out: string[]): boolean {
+  if (parts.length === 0) {
+    out.push(dir);
+    return out.length >= MAX_GLOB_MATCHES;
+  }
+  const [part, ...rest] = parts as [string, ...string[]];
+  if (!hasGlob(part)) return expand(path.join(dir, unescape(part)), rest, out);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return false;
+  }
+  const matches = picomatch(bashGlob(part), { dot: false });
+  for (const name of names.sort()) {
+    if (!matches(name)) continue;
+    if (expand(path.join(dir, name), rest, out)) return true;
+  }
+  return false;
+}
+
+/** picomatch reads `[!x]` as a set holding `!`; bash negates with it, as with `[^x]`. */
+function bashGlob(pattern: string): string {
+  return pattern.replace(/(^|[^\\])\[!/g, '$1[^');
+}
+
+function hasGlob(part: string): boolean {
+  for (let i = 0; i < part.length; i++) {
+    if (part[i] === '\\') i += 1;
+    else if (part[i] === '*' || part[i] === '?' || part[i] === '[') return true;
+  }
+  return false;
+}
+
+function unescape(text: string): string {
+  return text.replace(/\\(.)/gs, '$1');
+}

@@ -1,0 +1,82 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Problem } from '../errors.js';
+import { describeIssues } from '../ticket/describe-issues.js';
+import { parseTicketText } from '../ticket/parse-text.js';
+import type { Effect } from './rules/types.js';
+import type { Verdict } from './guard.js';
+
+export type Expectation = Effect | 'not-allow';
+
+const caseSchema = z.strictObject({
+  id: z.string().min(1),
+  tool: z.string().min(1),
+  args: z.record(z.string(), z.unknown()),
+  cwd: z.string().min(1).optional(),
+  ticket: z.string().min(1).optional(),
+  expect: z.enum(['allow', 'ask', 'deny', 'not-allow']),
+  rule: z.string().min(1).optional(),
+  note: z.string().optional(),
+});
+
+const fileSchema = z.union([
+  z.strictObject({ ticket: z.string().min(1).optional(), cases: z.array(caseSchema) }),
+  z.array(caseSchema),
+]);
+
+const FIELDS: Record<string, string[]> = { top: ['ticket', 'cases'], case: Object.keys(caseSchema.shape) };
+
+/** One case of a policy test file, with the line it starts on. */
+export interface PolicyCase extends z.output<typeof caseSchema> {
+  line: number;
+  /** Absolute path of the ticket whose fence, checks and rules apply, if any. */
+  ticketFile?: string;
+}
+
+/** Reads a policy test file; every problem names file, line and field. */
+export async function loadPolicyCases(file: string): Promise<{ cases: PolicyCase[]; problems: Problem[] }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    return { cases: [], problems: [{ file, line: 1, column: 1, field: '', message: `cannot read the policy test file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, hint: 'write cases as `cases: [{id, tool, args, expect}]`, see docs/guard.md' }] };
+  }
+  const parsed = parseTicketText(text, 'yaml');
+  if ('problems' in parsed) return { cases: [], problems: parsed.problems.map((p) => ({ file, field: '', ...p })) };
+  const result = fileSchema.safeParse(parsed.data);
+  if (!result.success) {
+    const names = (at: readonly PropertyKey[]): string[] => (at.length === 0 ? FIELDS.top! : FIELDS.case!);
+    const problems = describeIssues(result.error.issues, parsed.data, names).map((p) => ({
+      file,
+      ...parsed.locator.locate(p.path, p.target),
+      field: p.path.map(String).join('.'),
+      message: p.message,
+      hint: p.hint,
+    }));
+    return { cases: [], problems };
+  }
+  const data = result.data;
+  const list = Array.isArray(data) ? data : data.cases;
+  const defaultTicket = Array.isArray(data) ? undefined : data.ticket;
+  const prefix = Array.isArray(data) ? [] : ['cases'];
+  const dir = path.dirname(path.resolve(file));
+  const seen = new Map<string, number>();
+  const problems: Problem[] = [];
+  const cases = list.map((item, index): PolicyCase => {
+    const { line } = parsed.locator.locate([...prefix, index], 'value');
+    const ticket = item.ticket ?? defaultTicket;
+    const earlier = seen.get(item.id);
+    if (earlier !== undefined) problems.push({ file, line, column: 1, field: [...prefix, index, 'id'].join('.'), message: `duplicate case id \`${item.id}\` (first on line ${earlier})` });
+    seen.set(item.id, line);
+    return { ...item, line, ...(ticket ? { ticketFile: path.resolve(dir, ticket) } : {}) };
+  });
+  return { cases, problems };
+}
+
+/** Whether a decision meets what the case expects. */
+export function meetsExpectation(verdict: Verdict, expectation: Expectation, rule?: string): boolean {
+  const effect = verdict.decision.effect;
+  const effectOk = expectation === 'not-allow' ? effect !== 'allow' : effect === expectation;
+  return effectOk && (rule === undefined || verdict.decision.rule === rule);
+}

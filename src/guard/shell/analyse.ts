@@ -1,0 +1,518 @@
+import type { Parser } from 'web-tree-sitter';
+import { withSyntaxTree, type SyntaxNode } from './parser.js';
+import { changeDirectory, cloneState, mergeStates, type ShellState } from './state.js';
+import { evaluateWord, unknownValue, type VariableValue, type WordScope, type WordValue } from './words.js';
+import { unwrapCommand } from './wrappers.js';
+
+/** A redirection of one simple command: what it opens and how. */
+export interface Redirect {
+  operator: string;
+  /** Possible targets; empty for a descriptor copy such as `2>&1` or a heredoc. */
+  targets: WordValue[];
+  access: 'read' | 'write' | 'readwrite' | 'none';
+}
+
+/** One simple command as it will run: argv after expansion, where it runs, what it opens. */
+export interface SimpleCommand {
+  /** argv[0] is the command name; an empty list is a bare redirection such as `> file`. */
+  args: WordValue[];
+  /** The directory it runs in; null when the script makes it unknowable. */
+  cwd: string | null;
+  /** Variables set for this command only (`A=1 cmd`, `env A=1 cmd`). */
+  assignments: Map<string, WordValue[]>;
+  redirects: Redirect[];
+  /** Wrappers peeled off to reach it, outermost first: `timeout`, `bash -c`, `find -exec`. */
+  via: string[];
+  /** The source text it came from. */
+  source: string;
+}
+
+export interface ShellAnalysis {
+  commands: SimpleCommand[];
+  /** Why part of the script cannot be judged; any entry keeps the call from being allowed outright. */
+  problems: string[];
+}
+
+export interface AnalyseOptions {
+  cwd: string;
+  /** The environment the command will see: `$HOME`, `$TMPDIR`, `$USER` and friends. */
+  env: Record<string, string>;
+  /** Scripts longer than this are not analysed at all. */
+  maxLength?: number;
+}
+
+export const MAX_SCRIPT_LENGTH = 20_000;
+const MAX_DEPTH = 6;
+const MAX_VARIANTS = 32;
+
+/** Whitespace bash keeps inside a word but the grammar splits on, and spaces that only look like spaces. */
+const DECEPTIVE_SPACE = /[\r\v\f\u0085\u00a0\u1680\u180e\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]/u;
+
+/**
+ * Every simple command a bash script runs, with what it opens, found from the syntax
+ * tree: lists, pipelines, subshells, groups, substitutions, function bodies, loops,
+ * branches, heredocs, and the commands that wrappers and `bash -c` run.
+ */
+export function analyseScript(parser: Parser, script: string, options: AnalyseOptions): ShellAnalysis {
+  const analysis: ShellAnalysis = { commands: [], problems: [] };
+  const maxLength = options.maxLength ?? MAX_SCRIPT_LENGTH;
+  if (script.length > maxLength) {
+    analysis.problems.push(`the command is longer than ${maxLength} characters`);
+    return analysis;
+  }
+  const walker = new Walker(parser, options, analysis);
+  walker.script(script, walker.initialState(options.cwd), [], 0);
+  return analysis;
+}
+
+class Walker {
+  constructor(
+    private readonly parser: Parser,
+    private readonly options: AnalyseOptions,
+    private readonly analysis: ShellAnalysis,
+  ) {}
+
+  initialState(cwd: string): ShellState {
+    const vars = new Map<string, VariableValue>();
+    for (const [name, value] of Object.entries(this.options.env)) vars.set(name, [{ text: value, glob: null }]);
+    return { cwds: [cwd], vars, dirStack: [] };
+  }
+
+  problem(text: string): void {
+    if (!this.analysis.problems.includes(text)) this.analysis.problems.push(text);
+  }
+
+  script(source: string, state: ShellState, via: string[], depth: number): ShellState {
+    if (depth > MAX_DEPTH) {
+      this.problem('commands nest deeper than the guard follows');
+      return state;
+    }
+    if (DECEPTIVE_SPACE.test(source)) {
+      this.problem('the command holds a carriage return, vertical tab, form feed or an unusual space, which the parser and bash split differently');
+    }
+    return withSyntaxTree(this.parser, source, (root) => {
+      if (root.hasError) this.problem('the command does not parse as bash');
+      return this.statements(root.namedChildren, state, via, depth);
+    });
+  }
+
+  statements(nodes: (SyntaxNode | null)[], state: ShellState, via: string[], depth: number): ShellState {
+    let current = state;
+    for (const node of nodes) if (node !== null) current = this.statement(node, current, via, depth);
+    return current;
+  }
+
+  statement(node: SyntaxNode, state: ShellState, via: string[], depth: number): ShellState {
+    switch (node.type) {
+      case 'comment':
+        return state;
+      case 'program':
+      case 'compound_statement':
+      case 'do_group':
+        return this.statements(node.namedChildren, state, via, depth);
+      case 'subshell':
+        this.statements(node.namedChildren, cloneState(state), via, depth);
+        return state;
+      case 'list': {
+        const [left, right] = [node.namedChildren[0], node.namedChildren[node.namedChildren.length - 1]];
+        const afterLeft = left ? this.statement(left, state, via, depth) : state;
+        const afterRight = right && right !== left ? this.statement(right, afterLeft, via, depth) : afterLeft;
+        return mergeStates([afterLeft, afterRight]);
+      }
+      case 'pipeline':
+        // Each part of a pipeline runs in a subshell: nothing it sets survives.
+        for (const part of node.namedChildren) if (part !== null) this.statement(part, cloneState(state), via, depth);
+        return state;
+      case 'negated_command':
+        return this.statements(node.namedChildren, state, via, depth);
+      case 'redirected_statement':
+        return this.redirected(node, state, via, depth);
+      case 'command':
+        return this.command(node, [], state, via, depth);
+      case 'variable_assignment':
+        return this.assign([node], state);
+      case 'variable_assignments':
+        return this.assign(node.namedChildren, state);
+      case 'declaration_command':
+        return this.declaration(node, state);
+      case 'unset_command': {
+        const next = cloneState(state);
+        for (const child of node.namedChildren) if (child !== null) next.vars.set(child.text, null);
+        return next;
+      }
+      case 'test_command':
+        this.substitutionsIn(node, state, via, depth);
+        return state;
+      case 'function_definition': {
+        // Judge the body where it is defined, as if it ran: calls are then unknown commands.
+        const body = node.childForFieldName('body');
+        if (body !== null) this.statement(body, cloneState(state), [...via, 'function'], depth);
+        return state;
+      }
+      case 'if_statement':
+      case 'elif_clause':
+      case 'else_clause':
+        return this.branches(node, state, via, depth);
+      case 'while_statement':
+      case 'until_statement': {
+        const condition = node.childForFieldName('condition');
+        const body = node.childForFieldName('body');
+        const afterCondition = condition ? this.statement(condition, state, via, depth) : state;
+        const afterBody = body ? this.statement(body, afterCondition, via, depth) : afterCondition;
+        return mergeStates([afterCondition, afterBody]);
+      }
+      case 'for_statement':
+        return this.forLoop(node, state, via, depth);
+      case 'c_style_for_statement': {
+        this.substitutionsIn(node, state, via, depth);
+        const body = node.childForFieldName('body');
+        const afterBody = body ? this.statement(body, state, via, depth) : state;
+        return mergeStates([state, afterBody]);
+      }
+      case 'case_statement': {
+        const value = node.childForFieldName('value');
+        if (value) this.substitutionsIn(value, state, via, depth);
+        const results = [state];
+        for (const item of node.namedChildren) {
+          if (item?.type !== 'case_item') continue;
+          const body = item.namedChildren.filter((child) => child !== null && !item.childrenForFieldName('value').some((v) => v?.id === child.id));
+          results.push(this.statements(body, state, via, depth));
+        }
+        return mergeStates(results);
+      }
+      case 'ERROR':
+        // The parse failed here (already a problem): still look inside, so a deny rule can see what it holds.
+        return this.statements(node.namedChildren, state, via, depth);
+      default:
+        this.problem(`the guard does not analyse \`${node.type}\` constructs`);
+        this.substitutionsIn(node, state, via, depth);
+        return state;
+    }
+  }
+
+  branches(node: SyntaxNode, state: ShellState, via: string[], depth: number): ShellState {
+    // Conditions run in order; each branch starts from after its condition, and any
+    // one of them (or none) is what ran.
+    let afterCondition = state;
+    let inBody = node.type === 'else_clause';
+    let body: ShellState | null = inBody ? state : null;
+    const results: ShellState[] = [];
+    for (const child of node.children) {
+      if (child === null) continue;
+      if (child.type === 'then') {
+        inBody = true;
+        body = afterCondition;
+      } else if (child.type === 'elif_clause' || child.type === 'else_clause') {
+        results.push(this.statement(child, afterCondition, via, depth));
+      } else if (child.isNamed) {
+        if (inBody) body = this.statement(child, body!, via, depth);
+        else afterCondition = this.statement(child, afterCondition, via, depth);
+      }
+    }
+    if (body !== null) results.push(body);
+    if (!node.children.some((child) => child?.type === 'else_clause')) results.push(afterCondition);
+    return mergeStates(results);
+  }
+
+  forLoop(node: SyntaxNode, state: ShellState, via: string[], depth: number): ShellState {
+    const variable = node.childForFieldName('variable')?.text;
+    const values = node.childrenForFieldName('value');
+    const next = cloneState(state);
+    if (variable !== undefined) {
+      if (values.length === 0) next.vars.set(variable, null);
+      else {
+        const all = values.flatMap((value) => (value ? evaluateWord(value, this.scope(state, via, depth)) : []));
+        next.vars.set(variable, all.some((v) => v.unknown !== undefined) ? null : all);
+      }
+    }
+    const body = node.childForFieldName('body');
+    const afterBody = body ? this.statement(body, next, via, depth) : next;
+    return mergeStates([state, afterBody]);
+  }
+
+  redirected(node: SyntaxNode, state: ShellState, via: string[], depth: number): ShellState {
+    const body = node.childForFieldName('body');
+    const redirects = node.namedChildren.filter((child): child is SyntaxNode => child !== null && child.id !== body?.id);
+    if (body === null) {
+      // A bare redirection (`> file`) opens its file all the same.
+      this.emit({ args: [], cwds: state.cwds, assignments: new Map(), redirects: this.redirects(redirects, state, via, depth, []), via, source: node.text });
+      return state;
+    }
+    return this.withRedirects(body, redirects, state, via, depth);
+  }
+
+  /**
+   * Bash binds trailing redirections to the last command of a list or pipeline
+   * (`cd src && echo x > f` writes src/f); the grammar hangs them on the whole list,
+   * so they are carried down to where bash applies them.
+   */
+  withRedirects(body: SyntaxNode, redirects: SyntaxNode[], state: ShellState, via: string[], depth: number): ShellState {
+    if (body.type === 'command') return this.command(body, redirects, state, via, depth);
+    if (body.type === 'redirected_statement') {
+      const inner = body.childForFieldName('body');
+      const own = body.namedChildren.filter((child): child is SyntaxNode => child !== null && child.id !== inner?.id);
+      return inner ? this.withRedirects(inner, [...own, ...redirects], state, via, depth) : state;
+    }
+    if (body.type === 'list' || body.type === 'pipeline') {
+      const children = body.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment');
+      const last = children[children.length - 1];
+      if (last === undefined) return state;
+      if (body.type === 'pipeline') {
+        for (const part of children.slice(0, -1)) this.statement(part, cloneState(state), via, depth);
+        this.withRedirects(last, redirects, cloneState(state), via, depth);
+        return state;
+      }
+      const afterLeft = this.statements(children.slice(0, -1), state, via, depth);
+      const afterRight = this.withRedirects(last, redirects, afterLeft, via, depth);
+      return mergeStates([afterLeft, afterRight]);
+    }
+    // Redirections around a compound command apply to all of it: judge them as a bare redirection.
+    const after = this.statement(body, state, via, depth);
+    this.emit({ args: [], cwds: state.cwds, assignments: new Map(), redirects: this.redirects(redirects, state, via, depth, []), via, source: body.text });
+    return after;
+  }
+
+  scope(state: ShellState, via: string[], depth: number): WordScope {
+    const cwd = state.cwds.length === 1 ? state.cwds[0] : null;
+    return {
+      lookup: (name) => (name === 'PWD' ? (cwd ? [{ text: cwd, glob: null }] : null) : state.vars.get(name)),
+      home: this.options.env.HOME ?? null,
+      onSubstitution: (inner) => {
+        this.statements(inner.namedChildren, cloneState(state), [...via, inner.type === 'process_substitution' ? '<()' : '$()'], depth);
+      },
+    };
+  }
+
+  substitutionsIn(node: SyntaxNode, state: ShellState, via: string[], depth: number): void {
+    const scope = this.scope(state, via, depth);
+    for (const inner of node.descendantsOfType(['command_substitution', 'process_substitution'])) {
+      // Only outermost substitutions: the inner ones are walked from there.
+      if (inner === null) continue;
+      let parent = inner.parent;
+      let nested = false;
+      while (parent !== null && parent.id !== node.id) {
+        if (parent.type === 'command_substitution' || parent.type === 'process_substitution') nested = true;
+        parent = parent.parent;
+      }
+      if (!nested) scope.onSubstitution(inner);
+    }
+  }
+
+  assign(nodes: (SyntaxNode | null)[], state: ShellState): ShellState {
+    const next = cloneState(state);
+    for (const node of nodes) {
+      if (node?.type !== 'variable_assignment') continue;
+      const name = node.childForFieldName('name')?.text;
+      const value = node.childForFieldName('value');
+      if (name === undefined) continue;
+      if (node.text.includes('+=') || value === null) {
+        next.vars.set(name, value === null ? [{ text: '', glob: null }] : null);
+        continue;
+      }
+      if (value.type === 'array') {
+        this.substitutionsIn(value, state, [], 0);
+        next.vars.set(name, null);
+        continue;
+      }
+      const values = evaluateWord(value, this.scope(state, [], 0)).map((v) => (v.glob !== null ? { text: v.text, glob: null } : v));
+      next.vars.set(name, values.some((v) => v.unknown !== undefined) ? null : values);
+    }
+    return next;
+  }
+
+  declaration(node: SyntaxNode, state: ShellState): ShellState {
+    let next = this.assign(node.namedChildren, state);
+    for (const child of node.namedChildren) {
+      if (child === null || child.type === 'variable_assignment' || child.type === 'variable_name') continue;
+      if (child.type === 'word' && child.text.startsWith('-')) continue;
+      this.problem(`\`${node.text.slice(0, 60)}\` declares a variable the guard cannot follow`);
+      next = cloneState(next);
+    }
+    return next;
+  }
+
+  command(node: SyntaxNode, outerRedirects: SyntaxNode[], state: ShellState, via: string[], depth: number): ShellState {
+    const scope = this.scope(state, via, depth);
+    const assignments = new Map<string, WordValue[]>();
+    const words: WordValue[][] = [];
+    const redirectNodes = [...outerRedirects];
+    for (const child of node.namedChildren) {
+      if (child === null) continue;
+      if (child.type === 'variable_assignment') {
+        const name = child.childForFieldName('name')?.text ?? '';
+        const value = child.childForFieldName('value');
+        assignments.set(name, value ? evaluateWord(value, scope) : [{ text: '', glob: null }]);
+      } else if (child.type === 'command_name') {
+        const inner = child.namedChildren[0];
+        words.push(inner ? evaluateWord(inner, scope) : [unknownValue('an empty command name')]);
+      } else if (child.type.endsWith('_redirect')) {
+        redirectNodes.push(child);
+      } else if (child.type !== 'comment') {
+        words.push(evaluateWord(child, scope));
+      }
+    }
+    const extraArgs: WordValue[][] = [];
+    const redirects = this.redirects(redirectNodes, state, via, depth, extraArgs);
+    words.push(...extraArgs);
+    let variants = cartesian(words);
+    if (variants.length > MAX_VARIANTS) {
+      this.problem('the command expands to too many variants to check each one');
+      variants = variants.slice(0, MAX_VARIANTS);
+    }
+    const results: ShellState[] = [];
+    for (const args of variants) {
+      results.push(this.simple({ args, cwds: state.cwds, assignments, redirects, via, source: node.text }, state, depth));
+    }
+    return results.length === 0 ? state : mergeStates(results);
+  }
+
+  redirects(nodes: SyntaxNode[], state: ShellState, via: string[], depth: number, extraArgs: WordValue[][]): Redirect[] {
+    const scope = this.scope(state, via, depth);
+    const out: Redirect[] = [];
+    for (const node of nodes) {
+      if (node.type === 'heredoc_redirect') {
+        // The body's substitutions run (unless the delimiter is quoted, when the body is data).
+        const start = node.namedChildren.find((child) => child?.type === 'heredoc_start')?.text ?? '';
+        const body = node.namedChildren.find((child) => child?.type === 'heredoc_body');
+        if (body && !/['"\\]/.test(start)) this.substitutionsIn(body, state, via, depth);
+        const nested = node.namedChildren.filter((child): child is SyntaxNode => child?.type === 'file_redirect');
+        out.push({ operator: '<<', targets: [], access: 'none' }, ...this.redirects(nested, state, via, depth, extraArgs));
+        continue;
+      }
+      if (node.type === 'herestring_redirect') {
+        this.substitutionsIn(node, state, via, depth);
+        out.push({ operator: '<<<', targets: [], access: 'none' });
+        continue;
+      }
+      if (node.type !== 'file_redirect') {
+        this.problem(`the guard does not analyse \`${node.type}\` redirections`);
+        continue;
+      }
+      const operator = node.children.find((child) => child !== null && !child.isNamed)?.type ?? '>';
+      const destinations = node.childrenForFieldName('destination').filter((child): child is SyntaxNode => child !== null);
+      const [first, ...rest] = destinations;
+      // The grammar hangs words after a redirection on it; bash gives them to the command.
+      for (const word of rest) extraArgs.push(evaluateWord(word, scope));
+      if (first === undefined) {
+        this.problem(`a \`${operator}\` redirection has no target`);
+        continue;
+      }
+      const targets = evaluateWord(first, scope);
+      const duplicate = (operator === '>&' || operator === '<&') && targets.every((t) => /^(\d+-?|-)$/.test(t.text));
+      if (duplicate || (operator === '&>' && first.type === 'number')) {
+        out.push({ operator, targets: [], access: 'none' });
+        continue;
+      }
+      const access = operator === '<' ? 'read' : operator === '<>' ? 'readwrite' : operator === '<&' ? 'read' : 'write';
+      out.push({ operator, targets, access });
+    }
+    return out;
+  }
+
+  emit(command: { args: WordValue[]; cwds: (string | null)[]; assignments: Map<string, WordValue[]>; redirects: Redirect[]; via: string[]; source: string }): void {
+    for (const cwd of command.cwds) {
+      this.analysis.commands.push({
+        args: command.args,
+        cwd,
+        assignments: command.assignments,
+        redirects: command.redirects,
+        via: command.via,
+        source: command.source,
+      });
+    }
+  }
+
+  /** One concrete argv: builtins that change the shell's state, wrappers, then the command itself. */
+  simple(
+    command: { args: WordValue[]; cwds: (string | null)[]; assignments: Map<string, WordValue[]>; redirects: Redirect[]; via: string[]; source: string },
+    state: ShellState,
+    depth: number,
+  ): ShellState {
+    this.emit(command);
+    const [nameValue, ...rest] = command.args;
+    if (nameValue === undefined) return this.withAssignments(state, command.assignments);
+    if (nameValue.unknown !== undefined) {
+      this.problem(`the command name is not known before it runs (${nameValue.unknown})`);
+      return state;
+    }
+    const name = nameValue.text;
+    switch (name) {
+      case 'cd':
+      case 'pushd': {
+        const operands = rest.filter((arg) => !/^-[LPe@]+$/.test(arg.text));
+        const target = operands[0];
+        const home = this.options.env.HOME;
+        const next = cloneState(state);
+        if (name === 'pushd') next.dirStack.push([...state.cwds]);
+        if (target?.text === '-' || (name === 'pushd' && target === undefined)) next.cwds = [null];
+        else next.cwds = changeDirectory(state, target ? [target] : home ? [{ text: home, glob: null }] : null, state.cwds);
+        return next;
+      }
+      case 'popd': {
+        const next = cloneState(state);
+        next.cwds = next.dirStack.pop() ?? [null];
+        return next;
+      }
+      case 'read':
+      case 'mapfile':
+      case 'readarray':
+      case 'getopts': {
+        const next = cloneState(state);
+        for (const arg of rest) if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(arg.text)) next.vars.set(arg.text, null);
+        if (name === 'read') next.vars.set('REPLY', null);
+        return next;
+      }
+      case 'eval': {
+        this.problem('`eval` runs text the guard can only guess at');
+        if (rest.every((arg) => arg.unknown === undefined)) this.nested(rest.map((arg) => arg.text).join(' '), { ...command, via: [...command.via, 'eval'] }, state, depth);
+        return state;
+      }
+      case 'trap': {
+        const action = rest.find((arg) => !arg.text.startsWith('-'));
+        if (action && action.unknown === undefined) this.nested(action.text, { ...command, via: [...command.via, 'trap'] }, state, depth);
+        else if (action) this.problem('`trap` installs a command the guard cannot read');
+        return state;
+      }
+      case 'shopt':
+        if (rest.some((arg) => arg.text === '-s')) this.problem('`shopt -s` changes how bash expands words');
+        return state;
+      default:
+        break;
+    }
+    const unwrapped = unwrapCommand(command.args);
+    if (unwrapped === null) return state;
+    if (unwrapped.problem) this.problem(unwrapped.problem);
+    const via = [...command.via, unwrapped.wrapper];
+    const assignments = new Map([...command.assignments, ...unwrapped.assignments]);
+    const cwds = unwrapped.cwd ? changeDirectory(state, [unwrapped.cwd], command.cwds) : command.cwds;
+    for (const script of unwrapped.scripts) this.nested(script, { cwds, via, assignments }, state, depth);
+    // The outer command's redirections were judged with it; the inner one inherits them.
+    for (const args of unwrapped.commands) this.simple({ args, cwds, assignments, redirects: [], via, source: command.source }, state, depth);
+    return state;
+  }
+
+  nested(script: string, command: { cwds: (string | null)[]; via: string[]; assignments: Map<string, WordValue[]> }, state: ShellState, depth: number): void {
+    const inner = cloneState(state);
+    inner.cwds = command.cwds;
+    for (const [name, values] of command.assignments) inner.vars.set(name, values);
+    this.script(script, inner, command.via, depth + 1);
+  }
+
+  withAssignments(state: ShellState, assignments: Map<string, WordValue[]>): ShellState {
+    if (assignments.size === 0) return state;
+    const next = cloneState(state);
+    for (const [name, values] of assignments) next.vars.set(name, values.some((v) => v.unknown !== undefined) ? null : values);
+    return next;
+  }
+}
+
+function cartesian(words: WordValue[][]): WordValue[][] {
+  let results: WordValue[][] = [[]];
+  for (const alternatives of words) {
+    const next: WordValue[][] = [];
+    for (const prefix of results) for (const value of alternatives) next.push([...prefix, value]);
+    results = next;
+    if (results.length > MAX_VARIANTS * 4) return results;
+  }
+  return results;
+}

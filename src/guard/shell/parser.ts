@@ -1,0 +1,35 @@
+import { createRequire } from 'node:module';
+import type { Node, Parser, Tree } from 'web-tree-sitter';
+
+export type { Node as SyntaxNode } from 'web-tree-sitter';
+
+let loading: Promise<Parser> | undefined;
+
+/**
+ * The bash grammar for tree-sitter, loaded once per process and only when the first
+ * command needs it: the WASM costs tens of milliseconds, which a run of file tools
+ * never pays.
+ */
+export function loadBashParser(): Promise<Parser> {
+  loading ??= (async () => {
+    const { Parser: ParserClass, Language } = await import('web-tree-sitter');
+    await ParserClass.init();
+    const require = createRequire(import.meta.url);
+    const language = await Language.load(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'));
+    const parser = new ParserClass();
+    parser.setLanguage(language);
+    return parser;
+  })();
+  return loading;
+}
+
+/** Parses `source` and hands the syntax tree to `use`; the tree's WASM memory is freed afterwards. */
+export function withSyntaxTree<T>(parser: Parser, source: string, use: (root: Node) => T): T {
+  const tree: Tree | null = parser.parse(source);
+  if (tree === null) throw new Error('the shell parser returned no tree');
+  try {
+    return use(tree.rootNode);
+  } finally {
+    tree.delete();
+  }
+}

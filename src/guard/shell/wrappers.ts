@@ -1,0 +1,230 @@
+import { unknownValue, type WordValue } from './words.js';
+
+/** What a wrapper such as `timeout 5 cmd` or `bash -c '...'` runs in its place. */
+export interface Unwrapped {
+  wrapper: string;
+  /** The commands it runs, as argv. */
+  commands: WordValue[][];
+  /** Scripts it runs through a shell (`bash -c`, `watch`, `su -c`): parsed again. */
+  scripts: string[];
+  /** A directory the inner command runs in (`env -C`, `git -C`). */
+  cwd?: WordValue;
+  assignments: Map<string, WordValue[]>;
+  problem?: string;
+}
+
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'busybox-sh']);
+const GIT_OPTIONS_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix']);
+
+type Args = WordValue[];
+
+/** Peels one wrapper off an argv; null when argv[0] runs nothing else. */
+export function unwrapCommand(args: Args): Unwrapped | null {
+  const name = baseName(args[0]?.text ?? '');
+  const rest = args.slice(1);
+  const result = (commands: Args[], extra: Partial<Unwrapped> = {}): Unwrapped => ({
+    wrapper: name,
+    commands: commands.filter((command) => command.length > 0),
+    scripts: [],
+    assignments: new Map(),
+    ...extra,
+  });
+  switch (name) {
+    case 'env':
+      return unwrapEnv(rest);
+    case 'command':
+      if (rest.some((arg) => /^-[pvV]*[vV]/.test(arg.text))) return null;
+      return result([skipOptions(rest, new Set())]);
+    case 'builtin':
+    case 'nohup':
+      return result([rest]);
+    case 'exec':
+      return result([skipOptions(rest, new Set(['-a']))]);
+    case 'time':
+      return result([skipOptions(rest, new Set(['-f', '-o', '--format', '--output']))]);
+    case 'nice':
+      return result([skipOptions(rest, new Set(['-n', '--adjustment']), /^-\d+$/)]);
+    case 'ionice':
+      return result([skipOptions(rest, new Set(['-c', '-n', '-p', '-P', '-u', '--class', '--classdata']))]);
+    case 'stdbuf':
+      return result([skipOptions(rest, new Set(['-i', '-o', '-e', '--input', '--output', '--error']))]);
+    case 'setsid':
+      return result([skipOptions(rest, new Set())]);
+    case 'timeout': {
+      const afterOptions = skipOptions(rest, new Set(['-s', '-k', '--signal', '--kill-after']));
+      return result([afterOptions.slice(1)]);
+    }
+    case 'coproc':
+      return result([rest], { problem: '`coproc` runs a command in the background' });
+    case 'sudo':
+    case 'doas':
+    case 'pkexec':
+      return result([skipOptions(rest, new Set(['-u', '-g', '-C', '-D', '-h', '-p', '-R', '-T', '-U', '--user', '--group']))]);
+    case 'su': {
+      const script = valueOf(rest, ['-c', '--command']);
+      if (script === undefined) return result([]);
+      return script.unknown === undefined ? result([], { scripts: [script.text] }) : result([], { problem: '`su -c` runs a command the guard cannot read' });
+    }
+    case 'watch':
+      return unwrapWatch(rest);
+    case 'xargs':
+      return unwrapXargs(rest);
+    case 'find':
+      return unwrapFind(rest);
+    case 'git':
+      return unwrapGit(args);
+    default:
+      if (SHELLS.has(name)) return unwrapShell(name, rest);
+      return null;
+  }
+}
+
+export function baseName(command: string): string {
+  const slash = command.lastIndexOf('/');
+  return slash === -1 ? command : command.slice(slash + 1);
+}
+
+/**
+ * Drops leading options (and the values of those in `withValue`) up to the command.
+ * `--opt=value`, clustered short flags and `--` are understood.
+ */
+function skipOptions(args: Args, withValue: Set<string>, alsoOption?: RegExp): Args {
+  let i = 0;
+  while (i < args.length) {
+    const text = args[i]!.text;
+    if (text === '--') return args.slice(i + 1);
+    if (!text.startsWith('-') || text === '-') break;
+    if (alsoOption?.test(text) || text.includes('=')) {
+      i += 1;
+      continue;
+    }
+    i += withValue.has(text) ? 2 : 1;
+  }
+  return args.slice(i);
+}
+
+function valueOf(args: Args, names: string[]): WordValue | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const text = args[i]!.text;
+    if (names.includes(text)) return args[i + 1];
+    for (const name of names) if (name.startsWith('--') && text.startsWith(`${name}=`)) return { ...args[i]!, text: text.slice(name.length + 1) };
+  }
+  return undefined;
+}
+
+function unwrapEnv(args: Args): Unwrapped {
+  const assignments = new Map<string, WordValue[]>();
+  let cwd: WordValue | undefined;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const arg = args[i]!;
+    const text = arg.text;
+    if (text === '--') {
+      i += 1;
+      break;
+    }
+    if (text === '-S' || text.startsWith('--split-string')) {
+      const script = text === '-S' ? args[i + 1] : { ...arg, text: text.slice(text.indexOf('=') + 1) };
+      if (script === undefined || script.unknown !== undefined) return { wrapper: 'env', commands: [], scripts: [], assignments, problem: '`env -S` splits a string the guard cannot read' };
+      const tail = args.slice(i + (text === '-S' ? 2 : 1)).map((a) => a.text);
+      return { wrapper: 'env', commands: [], scripts: [[script.text, ...tail].join(' ')], assignments, ...(cwd ? { cwd } : {}) };
+    }
+    if (text === '-C' || text === '--chdir') {
+      cwd = args[i + 1];
+      i += 1;
+      continue;
+    }
+    if (text.startsWith('--chdir=')) {
+      cwd = { ...arg, text: text.slice(8) };
+      continue;
+    }
+    if (text === '-u' || text === '--unset') {
+      i += 1;
+      continue;
+    }
+    if (text.startsWith('-') && text !== '-') continue;
+    const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(text);
+    if (assignment === null) break;
+    assignments.set(assignment[1]!, [{ text: assignment[2]!, glob: null, ...(arg.unknown ? { unknown: arg.unknown } : {}) }]);
+  }
+  return { wrapper: 'env', commands: i < args.length ? [args.slice(i)] : [], scripts: [], assignments, ...(cwd ? { cwd } : {}) };
+}
+
+function unwrapShell(name: string, args: Args): Unwrapped | null {
+  const result: Unwrapped = { wrapper: `${name} -c`, commands: [], scripts: [], assignments: new Map() };
+  for (let i = 0; i < args.length; i++) {
+    const text = args[i]!.text;
+    if (text === '-c' || (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(text) && !text.startsWith('--'))) {
+      const script = args[i + 1];
+      if (script === undefined) return result;
+      if (script.unknown !== undefined) return { ...result, problem: `\`${name} -c\` runs a string the guard cannot read` };
+      return { ...result, scripts: [script.text] };
+    }
+    if (text === '-o' || text === '+o' || text === '-O' || text === '+O' || text === '--rcfile' || text === '--init-file') {
+      i += 1;
+      continue;
+    }
+    if (!text.startsWith('-') && !text.startsWith('+')) return null;
+  }
+  return null;
+}
+
+function unwrapWatch(args: Args): Unwrapped {
+  const execMode = args.some((arg) => arg.text === '-x' || arg.text === '--exec');
+  const rest = skipOptions(args, new Set(['-n', '--interval', '-q', '--equexit', '-s', '--shotsdir']));
+  if (execMode) return { wrapper: 'watch', commands: [rest], scripts: [], assignments: new Map() };
+  if (rest.some((arg) => arg.unknown !== undefined)) return { wrapper: 'watch', commands: [], scripts: [], assignments: new Map(), problem: '`watch` runs a command the guard cannot read' };
+  return { wrapper: 'watch', commands: [], scripts: [rest.map((arg) => arg.text).join(' ')], assignments: new Map() };
+}
+
+function unwrapXargs(args: Args): Unwrapped {
+  const withValue = new Set(['-d', '-E', '-I', '-L', '-n', '-P', '-s', '-a', '--delimiter', '--eof', '--max-lines', '--max-args', '--max-procs', '--max-chars', '--arg-file', '--replace']);
+  const replace = valueOf(args, ['-I', '--replace'])?.text ?? (args.some((arg) => arg.text === '-i') ? '{}' : undefined);
+  let command = skipOptions(args, withValue);
+  if (command.length === 0) command = [{ text: 'echo', glob: null }];
+  const input = unknownValue('arguments xargs reads from its input');
+  const inner = replace === undefined ? [...command, input] : command.map((arg) => (arg.text.includes(replace) ? input : arg));
+  return { wrapper: 'xargs', commands: [inner], scripts: [], assignments: new Map() };
+}
+
+const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
+
+function unwrapFind(args: Args): Unwrapped | null {
+  const commands: Args[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (!FIND_EXEC.has(args[i]!.text)) continue;
+    const inner: Args = [];
+    let j = i + 1;
+    for (; j < args.length; j++) {
+      const text = args[j]!.text;
+      if (text === ';' || (text === '+' && args[j - 1]?.text === '{}')) break;
+      inner.push(text.includes('{}') ? unknownValue('a file that find found') : args[j]!);
+    }
+    commands.push(inner);
+    i = j;
+  }
+  if (commands.length === 0) return null;
+  return { wrapper: 'find -exec', commands, scripts: [], assignments: new Map() };
+}
+
+/** `git -C dir -c k=v --no-pager push` runs `git push` in `dir`: the subcommand is what rules judge. */
+function unwrapGit(args: Args): Unwrapped | null {
+  let i = 1;
+  let cwd: WordValue | undefined;
+  let touched = false;
+  for (; i < args.length; i++) {
+    const arg = args[i]!;
+    const text = arg.text;
+    if (!text.startsWith('-')) break;
+    touched = true;
+    if (text === '-C') {
+      const dir = args[i + 1];
+      cwd = dir === undefined ? undefined : cwd && dir.unknown === undefined && !dir.text.startsWith('/') ? { ...dir, text: `${cwd.text}/${dir.text}` } : dir;
+      i += 1;
+    } else if (GIT_OPTIONS_WITH_VALUE.has(text)) {
+      i += 1;
+    }
+  }
+  if (!touched) return null;
+  return { wrapper: 'git', commands: [[args[0]!, ...args.slice(i)]], scripts: [], assignments: new Map(), ...(cwd ? { cwd } : {}) };
+}
