@@ -22,7 +22,7 @@ export function describeVerdict(verdict: Verdict): string[] {
   if (facts.paths.length > 0) {
     lines.push('paths:');
     for (const fact of facts.paths) {
-      const flags = [fact.inside ? 'inside' : fact.path === null ? 'unknown' : 'outside', fact.secret && 'secret', fact.git && 'git metadata', fact.tmp && 'private tmp', fact.device && 'device', fact.recursive && 'recursive', fact.glob && 'glob'].filter(Boolean);
+      const flags = [fact.pseudo ? 'pseudo-device' : fact.inside ? 'inside' : fact.path === null ? 'unknown' : 'outside', fact.secret && 'secret', fact.git && 'git metadata', fact.tmp && 'private tmp', fact.device && 'device', fact.recursive && 'recursive', fact.glob && 'glob'].filter(Boolean);
       lines.push(`  ${fact.access.padEnd(5)} ${fact.path ?? fact.given} <- ${fact.origin} \`${fact.given}\`  [${flags.join(', ')}]${fact.unknown ? ` ${fact.unknown}` : ''}`);
     }
   }

@@ -101,6 +101,7 @@ export function bashFacts(parser: Parser, command: string, site: CallSite, input
       facts.paths.push(simple.cwd === null ? unknownPath('.', 'list', false, 'working directory', 'the directory it runs in is not known') : pathFact(simple.cwd, simple.cwd, '/', 'list', false, 'working directory', site, false));
     }
   }
+  facts.paths = uniquePaths(facts.paths);
   return facts;
 }
 
@@ -114,6 +115,16 @@ function resolveUse(value: { text: string; glob: string | null; unknown?: string
   const facts = paths.map((candidate) => pathFact(given, candidate, '/', access, recursive, origin, site, true));
   if (truncated) facts.push(unknownPath(given, access, recursive, origin, 'the glob matches too many files to check each'));
   return facts;
+}
+
+function uniquePaths(paths: PathFact[]): PathFact[] {
+  const seen = new Set<string>();
+  return paths.filter((fact) => {
+    const key = `${fact.access}\u0000${fact.path ?? fact.given}\u0000${fact.origin}\u0000${fact.recursive}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 export function unknownPath(given: string, access: Access, recursive: boolean, origin: string, why: string): PathFact {

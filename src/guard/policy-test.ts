@@ -10,20 +10,31 @@ import type { Verdict } from './guard.js';
 export type Expectation = Effect | 'not-allow';
 
 const caseSchema = z.strictObject({
-  id: z.string().min(1),
-  tool: z.string().min(1),
-  args: z.record(z.string(), z.unknown()),
-  cwd: z.string().min(1).optional(),
-  ticket: z.string().min(1).optional(),
-  expect: z.enum(['allow', 'ask', 'deny', 'not-allow']),
-  rule: z.string().min(1).optional(),
-  note: z.string().optional(),
+  id: z.string().min(1).meta({ description: 'Names the case in the output.' }),
+  tool: z.string().min(1).meta({ description: 'The tool called: Bash, Read, Write, Edit, Glob, Grep (any other name is denied).' }),
+  args: z.record(z.string(), z.unknown()).meta({ description: 'The tool input, exactly as the model would send it, e.g. `{command: "git push"}`.' }),
+  cwd: z.string().min(1).optional().meta({ description: 'Where the call starts, relative to the repository root (default: the root).' }),
+  ticket: z.string().min(1).optional().meta({ description: "A ticket file (relative to this file) whose fence, checks and rules apply." }),
+  expect: z.enum(['allow', 'ask', 'deny', 'not-allow']).meta({ description: 'The decision the case expects; `not-allow` accepts ask or deny.' }),
+  rule: z.string().min(1).optional().meta({ description: 'The rule id that must decide, e.g. `baseline.secrets` or `Bash(git push:*)`.' }),
+  note: z.string().optional().meta({ description: 'Free text for people.' }),
 });
 
 const fileSchema = z.union([
-  z.strictObject({ ticket: z.string().min(1).optional(), cases: z.array(caseSchema) }),
+  z.strictObject({
+    ticket: z.string().min(1).optional().meta({ description: 'The ticket every case uses unless it names its own.' }),
+    cases: z.array(caseSchema),
+  }),
   z.array(caseSchema),
 ]);
+
+export const POLICY_TESTS_SCHEMA_ID = 'https://corral.dev/schema/policy-tests.schema.json';
+
+/** The published JSON Schema of policy test files, for editors. */
+export function policyTestsJsonSchema(): Record<string, unknown> {
+  const { $schema, ...rest } = z.toJSONSchema(fileSchema, { target: 'draft-2020-12', io: 'input' });
+  return { $schema, $id: POLICY_TESTS_SCHEMA_ID, title: 'corral policy tests', description: 'Cases for `corral policy test`: tool calls and the decisions the guard must make.', ...rest };
+}
 
 const FIELDS: Record<string, string[]> = { top: ['ticket', 'cases'], case: Object.keys(caseSchema.shape) };
 
