@@ -76,14 +76,9 @@ function pathFindings(fact: PathFact, site: CallSite, judge: ReturnType<typeof f
     }
   }
   if (fact.access === 'write') {
-    const targets = fact.recursive ? [fact, ...subtree(fact, site)] : [fact];
-    for (const target of targets) {
-      const finding = writeFinding(target, judge);
-      if (finding !== null) {
-        findings.push(finding);
-        break;
-      }
-    }
+    // The directory itself first: a recursive write to `/` needs no walk to be refused.
+    const finding = writeFinding(fact, judge) ?? (fact.recursive ? firstFinding(subtree(fact, site), judge) : null);
+    if (finding !== null) findings.push(finding);
   }
   return findings;
 }
@@ -97,6 +92,14 @@ function writeFinding(fact: PathFact, judge: ReturnType<typeof fenceJudge>): Fin
   if (fact.relative === '.') return { effect: 'deny', rule: 'fence.outside-allow', reason: 'the whole worktree is written' };
   const verdict = judge(fact.relative!);
   return verdict === null ? null : { effect: 'deny', rule: verdict.rule, reason: verdict.reason };
+}
+
+function firstFinding(facts: PathFact[], judge: ReturnType<typeof fenceJudge>): Finding | null {
+  for (const fact of facts) {
+    const finding = writeFinding(fact, judge);
+    if (finding !== null) return finding;
+  }
+  return null;
 }
 
 function subtree(fact: PathFact, site: CallSite): PathFact[] {

@@ -101,17 +101,18 @@ function fileToolFacts(tool: string, input: Record<string, unknown>, site: CallS
     case 'Edit': {
       const file = given('file_path');
       if (file === undefined) facts.problems.push(`${tool} names no file_path`);
-      else facts.paths.push(pathFact(file, file, start, tool === 'Read' ? 'read' : 'write', false, `${tool} file_path`, site, false));
+      // The file tools clean `..` out of a path before they open it (unlike the kernel), so the guard does too.
+      else facts.paths.push(pathFact(file, path.resolve(start, file), '/', tool === 'Read' ? 'read' : 'write', false, `${tool} file_path`, site, false));
       break;
     }
     case 'Glob': {
       const root = given('path', '.')!;
-      facts.paths.push(pathFact(root, root, start, 'list', true, 'Glob path', site, false));
+      facts.paths.push(pathFact(root, path.resolve(start, root), '/', 'list', true, 'Glob path', site, false));
       break;
     }
     case 'Grep': {
       const root = given('path', '.')!;
-      facts.paths.push(pathFact(root, root, start, 'read', true, 'Grep tool path (skips secret files)', site, false));
+      facts.paths.push(pathFact(root, path.resolve(start, root), '/', 'read', true, 'Grep tool path (skips secret files)', site, false));
       // The tool skips secret files anyway; a filter aimed at them is refused outright.
       const filter = given('glob');
       if (filter !== undefined) {

@@ -62,8 +62,12 @@ export function formatSummary(result: RunResult, c: ChalkInstance, cwd: string):
   }
 
   lines.push(`  ${c.dim('calls')}    ${result.toolCalls} tool calls · ${result.denied.length} denied · ${result.asked.length} asked`);
-  for (const record of [...result.denied, ...result.asked]) {
-    lines.push(`    ${c.yellow('✘')} ${record.call}  ${c.dim(`${record.rule}: ${record.reason}`)}`);
+  for (const record of result.denied) {
+    lines.push(`    ${c.yellow('✘')} ${record.call}  ${c.dim(`denied by ${record.rule}: ${record.reason}`)}`);
+  }
+  // No approver yet: an ask is refused, and the summary says so.
+  for (const record of result.asked) {
+    lines.push(`    ${c.yellow('?')} ${record.call}  ${c.dim(`asked by ${record.rule}, refused (no approver): ${record.reason}`)}`);
   }
   if (result.followUps.length > 0) {
     lines.push(`  ${c.dim('follow-ups')}`);

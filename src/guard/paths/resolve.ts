@@ -14,7 +14,8 @@ const MAX_GLOB_MATCHES = 2_000;
  * not allowed to look at, so the caller can refuse rather than guess.
  */
 export function resolvePhysical(given: string, cwd: string): string {
-  const absolute = path.isAbsolute(given) ? given : path.join(cwd, given);
+  // No lexical clean-up first: `link/..` is the parent of the link's target, as for the kernel.
+  const absolute = path.isAbsolute(given) ? given : `${cwd}/${given}`;
   return walk('/', absolute.split('/').filter((part) => part !== '' && part !== '.'), 0);
 }
 
@@ -40,7 +41,7 @@ function walk(start: string, parts: string[], hops: number): string {
       continue;
     }
     if (hops >= MAX_LINK_HOPS) throw new Error(`too many levels of symbolic links at ${next}`);
-    const target = path.isAbsolute(link) ? link : path.join(current, link);
+    const target = path.isAbsolute(link) ? link : `${current}/${link}`;
     current = walk('/', target.split('/').filter((p) => p !== '' && p !== '.'), hops + 1);
   }
   return current;

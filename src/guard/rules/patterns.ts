@@ -34,7 +34,15 @@ export function patternMatches(rule: PatternRule, facts: CallFacts, home: string
   if (paths === null) return rule.tool === facts.tool && rule.specifier === null;
   if (rule.specifier === null) return rule.tool === facts.tool || paths.length > 0;
   const matcher = pathMatcher(rule.specifier, home, worktree);
-  return paths.some((fact) => (fact.path === null ? lenient : matcher(fact.path)));
+  const under = lenient ? reachesInto(rule.specifier, home, worktree) : () => false;
+  // A directory read or written whole (`rg x`, `rm -r src`) touches what a rule names inside it.
+  return paths.some((fact) => (fact.path === null ? lenient : matcher(fact.path) || (fact.recursive && under(fact.path))));
+}
+
+/** Whether a directory taken whole holds paths the specifier names: the specifier's fixed base lies inside it. */
+function reachesInto(specifier: string, home: string | null, worktree: string): (dir: string) => boolean {
+  const base = picomatch.scan(absoluteSpecifier(specifier, home, worktree)).base;
+  return (dir) => dir === '/' || base === dir || base.startsWith(`${dir}/`);
 }
 
 /** The path facts a path rule for `tool` judges: Read rules every read, Edit/Write rules every write. */
@@ -47,15 +55,18 @@ function pathsForTool(tool: string, facts: CallFacts): PathFact[] | null {
 
 /** A path specifier as an absolute glob: `/abs`, `//abs`, `~/x`, or relative to the worktree root (`./x`, `x`). */
 export function pathMatcher(specifier: string, home: string | null, worktree: string): (candidate: string) => boolean {
-  let absolute: string;
-  if (specifier.startsWith('//')) absolute = specifier.slice(1);
-  else if (specifier.startsWith('/')) absolute = specifier;
-  else if (specifier === '~' || specifier.startsWith('~/')) absolute = path.join(home ?? os.homedir(), specifier.slice(1));
-  else absolute = path.join(worktree, specifier.replace(/^\.\//, ''));
+  const absolute = absoluteSpecifier(specifier, home, worktree);
   const exact = picomatch(absolute, { dot: true });
   // A directory named by the rule covers what is inside it.
   const inside = picomatch(`${absolute.replace(/\/+$/, '')}/**`, { dot: true });
   return (candidate) => exact(candidate) || inside(candidate);
+}
+
+function absoluteSpecifier(specifier: string, home: string | null, worktree: string): string {
+  if (specifier.startsWith('//')) return specifier.slice(1);
+  if (specifier.startsWith('/')) return specifier;
+  if (specifier === '~' || specifier.startsWith('~/')) return path.join(home ?? os.homedir(), specifier.slice(1));
+  return path.join(worktree, specifier.replace(/^\.\//, ''));
 }
 
 /**

@@ -43,6 +43,8 @@ export interface AnalyseOptions {
 
 export const MAX_SCRIPT_LENGTH = 20_000;
 const MAX_DEPTH = 6;
+/** Wrappers that run their command in the current shell, so its `cd` or `read` stays. */
+const SAME_SHELL = new Set(['command', 'builtin', 'time']);
 const MAX_VARIANTS = 32;
 
 /** Whitespace bash keeps inside a word but the grammar splits on, and spaces that only look like spaces. */
@@ -331,13 +333,24 @@ class Walker {
     return next;
   }
 
-  command(node: SyntaxNode, outerRedirects: SyntaxNode[], state: ShellState, via: string[], depth: number): ShellState {
+  command(node: SyntaxNode, outerRedirects: SyntaxNode[], incoming: ShellState, via: string[], depth: number): ShellState {
+    const state = this.assignedByExpansions(node, incoming);
     const scope = this.scope(state, via, depth);
     const assignments = new Map<string, WordValue[]>();
     const words: WordValue[][] = [];
     const redirectNodes = [...outerRedirects];
+    let previous: SyntaxNode | null = null;
     for (const child of node.namedChildren) {
       if (child === null) continue;
+      // `.e\<newline>nv` is one word to bash; the grammar makes it two.
+      const joined = previous !== null && words.length > 0 && gapBetween(node, previous, child) === '\\\n';
+      previous = child;
+      if (joined && !child.type.endsWith('_redirect') && child.type !== 'variable_assignment') {
+        const left = words.pop()!;
+        const right = child.type === 'command_name' && child.namedChildren[0] ? evaluateWord(child.namedChildren[0], scope) : evaluateWord(child, scope);
+        words.push(left.flatMap((l) => right.map((r) => joinValues(l, r))));
+        continue;
+      }
       if (child.type === 'variable_assignment') {
         const name = child.childForFieldName('name')?.text ?? '';
         const value = child.childForFieldName('value');
@@ -366,6 +379,30 @@ class Walker {
     return results.length === 0 ? state : mergeStates(results);
   }
 
+  /**
+   * An unquoted heredoc body expands like a double-quoted string. The grammar misses
+   * substitutions in indented and backquoted forms, so the body is parsed again as one.
+   */
+  heredocSubstitutions(body: string, state: ShellState, via: string[], depth: number): void {
+    const asString = `: "${body.replace(/\\(?=[^$`\\\n])/g, '\\\\').replace(/"/g, '\\"')}"`;
+    withSyntaxTree(this.parser, asString, (root) => {
+      if (root.hasError) this.problem('a heredoc body does not parse as a string');
+      this.substitutionsIn(root, state, via, depth);
+    });
+  }
+
+  /** `${F:=x}` and `${F=x}` assign as they expand: after them the variable is not known. */
+  assignedByExpansions(node: SyntaxNode, state: ShellState): ShellState {
+    let next = state;
+    for (const expansion of node.descendantsOfType('expansion')) {
+      const name = expansion?.namedChildren.find((child) => child?.type === 'variable_name')?.text;
+      if (name === undefined || !/^\$\{[A-Za-z_][A-Za-z0-9_]*:?=/.test(expansion!.text)) continue;
+      if (next === state) next = cloneState(state);
+      next.vars.set(name, null);
+    }
+    return next;
+  }
+
   redirects(nodes: SyntaxNode[], state: ShellState, via: string[], depth: number, extraArgs: WordValue[][]): Redirect[] {
     const scope = this.scope(state, via, depth);
     const out: Redirect[] = [];
@@ -374,7 +411,7 @@ class Walker {
         // The body's substitutions run (unless the delimiter is quoted, when the body is data).
         const start = node.namedChildren.find((child) => child?.type === 'heredoc_start')?.text ?? '';
         const body = node.namedChildren.find((child) => child?.type === 'heredoc_body');
-        if (body && !/['"\\]/.test(start)) this.substitutionsIn(body, state, via, depth);
+        if (body && !/['"\\]/.test(start)) this.heredocSubstitutions(body.text, state, via, depth);
         const nested = node.namedChildren.filter((child): child is SyntaxNode => child?.type === 'file_redirect');
         out.push({ operator: '<<', targets: [], access: 'none' }, ...this.redirects(nested, state, via, depth, extraArgs));
         continue;
@@ -444,13 +481,24 @@ class Walker {
         const home = this.options.env.HOME;
         const next = cloneState(state);
         if (name === 'pushd') next.dirStack.push([...state.cwds]);
-        if (target?.text === '-' || (name === 'pushd' && target === undefined)) next.cwds = [null];
+        // With CDPATH set, `cd etc` may go to any directory on it.
+        const viaCdPath = state.vars.has('CDPATH') && target !== undefined && !/^(\/|\.\.?(\/|$))/.test(target.text);
+        if (target?.text === '-' || (name === 'pushd' && target === undefined) || viaCdPath) next.cwds = [null];
         else next.cwds = changeDirectory(state, target ? [target] : home ? [{ text: home, glob: null }] : null, state.cwds);
         return next;
       }
       case 'popd': {
         const next = cloneState(state);
         next.cwds = next.dirStack.pop() ?? [null];
+        return next;
+      }
+      case 'printf': {
+        const index = rest.findIndex((arg) => arg.text === '-v');
+        if (index === -1) return state;
+        const next = cloneState(state);
+        const target = rest[index + 1];
+        if (target && target.unknown === undefined) next.vars.set(target.text.replace(/\[.*$/, ''), null);
+        else this.problem('`printf -v` assigns a variable the guard cannot name');
         return next;
       }
       case 'read':
@@ -487,8 +535,9 @@ class Walker {
     const cwds = unwrapped.cwd ? changeDirectory(state, [unwrapped.cwd], command.cwds) : command.cwds;
     for (const script of unwrapped.scripts) this.nested(script, { cwds, via, assignments }, state, depth);
     // The outer command's redirections were judged with it; the inner one inherits them.
-    for (const args of unwrapped.commands) this.simple({ args, cwds, assignments, redirects: [], via, source: command.source }, state, depth);
-    return state;
+    const results = unwrapped.commands.map((args) => this.simple({ args, cwds, assignments, redirects: [], via, source: command.source }, state, depth));
+    // `command cd /etc`, `builtin read F`: these run the builtin in this very shell.
+    return SAME_SHELL.has(unwrapped.wrapper) && results.length > 0 ? mergeStates(results) : state;
   }
 
   nested(script: string, command: { cwds: (string | null)[]; via: string[]; assignments: Map<string, WordValue[]> }, state: ShellState, depth: number): void {
@@ -515,4 +564,20 @@ function cartesian(words: WordValue[][]): WordValue[][] {
     if (results.length > MAX_VARIANTS * 4) return results;
   }
   return results;
+}
+
+/** The source text between two children of `parent`. */
+function gapBetween(parent: SyntaxNode, left: SyntaxNode, right: SyntaxNode): string {
+  return parent.text.slice(left.endIndex - parent.startIndex, right.startIndex - parent.startIndex);
+}
+
+function joinValues(left: WordValue, right: WordValue): WordValue {
+  if (left.unknown !== undefined) return left;
+  if (right.unknown !== undefined) return right;
+  const glob = left.glob !== null || right.glob !== null ? `${left.glob ?? escapeGlob(left.text)}${right.glob ?? escapeGlob(right.text)}` : null;
+  return { text: left.text + right.text, glob };
+}
+
+function escapeGlob(text: string): string {
+  return text.replace(/[\\*?[\]{}]/g, '\\$&');
 }

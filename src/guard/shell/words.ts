@@ -207,7 +207,7 @@ export function decodeAnsiC(body: string): string {
       out += String.fromCharCode(parseInt(octal, 8) & 0xff);
       i += octal.length - 1;
     } else if (next === 'c' && i + 1 < body.length) {
-      out += String.fromCharCode(body.charCodeAt(i + 1) & 0x1f);
+      out += body[i + 1] === '?' ? '\x7f' : String.fromCharCode(body.charCodeAt(i + 1) & 0x1f);
       i += 1;
     } else {
       out += `\\${next}`;

@@ -1,0 +1,79 @@
+// Guard throughput and latency over the test corpus, and the shell parser's load time.
+// Run through `npm run bench` (which builds first); prints a table and returns figures.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { dryRunGuard } from '../dist/guard/dry-run.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CORPUS = path.join(ROOT, 'test/guard/corpus');
+const ROUNDS = 5;
+const LOADS = 7;
+
+export async function benchGuard() {
+  const repo = makeCorpusRepo();
+  try {
+    const cases = ['dangerous.yaml', 'benign.yaml'].flatMap((file) => parse(readFileSync(path.join(CORPUS, file), 'utf8')).cases);
+    const guards = new Map();
+    for (const ticket of new Set(cases.map((c) => c.ticket ?? 'ticket.yaml'))) {
+      guards.set(ticket, await dryRunGuard(path.join(repo, ticket), repo, process.env));
+    }
+    // One pass to load the parser and warm the JIT; it is not counted.
+    for (const c of cases) await guards.get(c.ticket ?? 'ticket.yaml').decide(c.tool, c.args, c.cwd);
+    const latencies = [];
+    const started = performance.now();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const c of cases) {
+        const t = performance.now();
+        await guards.get(c.ticket ?? 'ticket.yaml').decide(c.tool, c.args, c.cwd);
+        latencies.push(performance.now() - t);
+      }
+    }
+    const elapsed = performance.now() - started;
+    latencies.sort((a, b) => a - b);
+    return {
+      cases: cases.length,
+      decisions: latencies.length,
+      decisionsPerSecond: Math.round(latencies.length / (elapsed / 1000)),
+      medianMs: quantile(latencies, 0.5),
+      p99Ms: quantile(latencies, 0.99),
+      maxMs: latencies[latencies.length - 1],
+      parserLoadMs: parserLoadTimes(),
+    };
+  } finally {
+    rmSync(repo, { recursive: true, force: true });
+  }
+}
+
+/** Loading the WASM grammar in a fresh process, each time: median and spread. */
+function parserLoadTimes() {
+  const script = `const t = performance.now(); const m = await import(${JSON.stringify(path.join(ROOT, 'dist/guard/shell/parser.js'))}); await m.loadBashParser(); console.log(performance.now() - t);`;
+  const times = [];
+  for (let i = 0; i < LOADS; i++) times.push(Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })));
+  times.sort((a, b) => a - b);
+  return { median: quantile(times, 0.5), min: times[0], max: times[times.length - 1] };
+}
+
+function quantile(sorted, q) {
+  return Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(3));
+}
+
+/** The corpus repository of test/guard/corpus/repo.yaml, in a temp dir. */
+function makeCorpusRepo() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'corral-bench-guard-'));
+  const spec = parse(readFileSync(path.join(CORPUS, 'repo.yaml'), 'utf8'));
+  for (const [name, content] of Object.entries(spec.files)) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    writeFileSync(path.join(dir, name), content);
+  }
+  for (const [name, target] of Object.entries(spec.symlinks)) symlinkSync(target, path.join(dir, name));
+  for (const name of spec.copied) copyFileSync(path.join(CORPUS, name), path.join(dir, name));
+  const git = (...args) => execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', ...args], { cwd: dir, stdio: 'ignore' });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'corpus');
+  return dir;
+}
