@@ -5,6 +5,7 @@ import type { FenceVerdict } from '../workspace/fence.js';
 /** What happens during one run, in order. Reporters and the trace writer consume these. */
 export type RunEvent =
   | { type: 'run_start'; runId: string; ticket: { id: string; file: string; title?: string }; model: string; runDir: string }
+  | { type: 'policy'; rules: { id: string; effect: string; scope: string }[]; defaultEffect: string }
   | { type: 'worktree'; dir: string; baseCommit: string }
   | { type: 'setup'; name: string; exitCode: number | null; timedOut: boolean; durationMs: number; output: string }
   | { type: 'model_request'; step: number; messages: number; bytes: number }

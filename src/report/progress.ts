@@ -6,6 +6,11 @@ import { formatDuration } from './summary.js';
 export function formatProgress(ticketId: string, event: RunEvent, c: ChalkInstance): string | null {
   const tag = c.dim(`[${ticketId}]`);
   switch (event.type) {
+    case 'policy': {
+      // Headless runs say up front what will decide their calls.
+      const counts = ['deny', 'ask', 'allow'].map((effect) => `${event.rules.filter((rule) => rule.effect === effect).length} ${effect}`).join(', ');
+      return `${tag} policy: baseline hard limits + ${event.rules.length} rule${event.rules.length === 1 ? '' : 's'} (${counts}), default ${event.defaultEffect}`;
+    }
     case 'worktree':
       return `${tag} worktree at ${event.baseCommit.slice(0, 12)}`;
     case 'setup':

@@ -105,6 +105,7 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
     if (!outcome) {
       const worktreeDir = worktree.dir;
       const guard = createGuard({ worktree: worktreeDir, tmpDir: tempDir, env, ticket });
+      emit({ type: 'policy', rules: guard.policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope })), defaultEffect: guard.policy.defaultEffect });
       const toolContext = (signal: AbortSignal): ToolContext => ({
         worktree: worktreeDir,
         env,

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import v8 from 'node:v8';
 import type { Node, Parser, Tree } from 'web-tree-sitter';
 
 export type { Node as SyntaxNode } from 'web-tree-sitter';
@@ -12,6 +13,10 @@ let loading: Promise<Parser> | undefined;
  */
 export function loadBashParser(): Promise<Parser> {
   loading ??= (async () => {
+    // V8's optimising tier for WASM costs ~40 MB of resident memory for this grammar,
+    // and every process spawn after it pays for the larger address space; the baseline
+    // tier parses a command in well under a millisecond all the same.
+    v8.setFlagsFromString('--liftoff-only');
     const { Parser: ParserClass, Language } = await import('web-tree-sitter');
     await ParserClass.init();
     const require = createRequire(import.meta.url);
