@@ -79,7 +79,7 @@ describe('variables', () => {
   });
 
   it('gives $PWD the directory the shell is in at that point', () => {
-    expect(runs('echo $PWD; cd src; echo $PWD ${PWD}')).toEqual([
+    expect(runs('echo $PWD; cd src && echo $PWD ${PWD}')).toEqual([
       { argv: ['echo', ROOT], cwd: ROOT },
       { argv: ['cd', 'src'], cwd: ROOT },
       { argv: ['echo', `${ROOT}/src`, `${ROOT}/src`], cwd: `${ROOT}/src` },
@@ -143,16 +143,28 @@ describe('brace expansion', () => {
 });
 
 describe('where each command runs', () => {
-  it('carries a cd along a list and into the next statement', () => {
+  it('carries a cd along a list, and into the next statement wherever a failed cd may have left it', () => {
     expect(runs('cd src && cat x; ls')).toEqual([
       { argv: ['cd', 'src'], cwd: ROOT },
       { argv: ['cat', 'x'], cwd: `${ROOT}/src` },
       { argv: ['ls'], cwd: `${ROOT}/src` },
+      { argv: ['ls'], cwd: ROOT },
+    ]);
+  });
+
+  it('runs what follows `cd dir ||` where the shell was, since it runs only when the cd failed', () => {
+    expect(runs('cd test || node --test x.js').at(-1)).toEqual({ argv: ['node', '--test', 'x.js'], cwd: ROOT });
+  });
+
+  it('reads `a && b | c` as bash does, with c in the directory a moved to', () => {
+    expect(runs('cd src && cat x | tee y').slice(1)).toEqual([
+      { argv: ['cat', 'x'], cwd: `${ROOT}/src` },
+      { argv: ['tee', 'y'], cwd: `${ROOT}/src` },
     ]);
   });
 
   it('keeps a cd inside a subshell from leaking out of it', () => {
-    expect(runs('(cd src; cat x); ls')).toEqual([
+    expect(runs('(cd src && cat x); ls')).toEqual([
       { argv: ['cd', 'src'], cwd: ROOT },
       { argv: ['cat', 'x'], cwd: `${ROOT}/src` },
       { argv: ['ls'], cwd: ROOT },
@@ -164,7 +176,7 @@ describe('where each command runs', () => {
   });
 
   it('lets a cd inside a { } group change the directory after it', () => {
-    expect(runs('{ cd src; }; ls').at(-1)).toEqual({ argv: ['ls'], cwd: `${ROOT}/src` });
+    expect(runs('{ cd src; }; ls').filter((run) => run.argv[0] === 'ls').map((run) => run.cwd)).toContain(`${ROOT}/src`);
   });
 
   it('runs what follows a conditional cd in every directory it may be in', () => {
@@ -183,13 +195,13 @@ describe('where each command runs', () => {
   });
 
   it('goes home on a bare cd and takes a variable as the target', () => {
-    expect(runs('cd; ls').at(-1)).toEqual({ argv: ['ls'], cwd: HOME });
-    expect(runs('D=src; cd $D; pwd').at(-1)).toEqual({ argv: ['pwd'], cwd: `${ROOT}/src` });
+    expect(runs('cd && ls').at(-1)).toEqual({ argv: ['ls'], cwd: HOME });
+    expect(runs('D=src; cd $D && pwd').at(-1)).toEqual({ argv: ['pwd'], cwd: `${ROOT}/src` });
   });
 
   it('does not know the directory after a cd to an unknown place', () => {
-    expect(runs('cd $X; ls').at(-1)).toEqual({ argv: ['ls'], cwd: null });
-    expect(runs('cd -; ls').at(-1)).toEqual({ argv: ['ls'], cwd: null });
+    expect(runs('cd $X && ls').at(-1)).toEqual({ argv: ['ls'], cwd: null });
+    expect(runs('cd - && ls').at(-1)).toEqual({ argv: ['ls'], cwd: null });
   });
 });
 

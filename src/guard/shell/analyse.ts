@@ -2,6 +2,8 @@ import type { Parser } from 'web-tree-sitter';
 import { withSyntaxTree, type SyntaxNode } from './parser.js';
 import { changeDirectory, cloneState, mergeStates, type ShellState } from './state.js';
 import { evaluateWord, unknownValue, type VariableValue, type WordScope, type WordValue } from './words.js';
+import { applyBuiltin } from './builtins.js';
+import { sensitiveVariable, withoutLineContinuations } from './hazards.js';
 import { unwrapCommand } from './wrappers.js';
 
 /** A redirection of one simple command: what it opens and how. */
@@ -77,7 +79,7 @@ class Walker {
   initialState(cwd: string): ShellState {
     const vars = new Map<string, VariableValue>();
     for (const [name, value] of Object.entries(this.options.env)) vars.set(name, [{ text: value, glob: null }]);
-    return { cwds: [cwd], vars, dirStack: [] };
+    return { cwds: [cwd], vars, dirStack: [], functions: new Set() };
   }
 
   problem(text: string): void {
@@ -92,15 +94,54 @@ class Walker {
     if (DECEPTIVE_SPACE.test(source)) {
       this.problem('the command holds a carriage return, vertical tab, form feed or an unusual space, which the parser and bash split differently');
     }
-    return withSyntaxTree(this.parser, source, (root) => {
-      if (root.hasError) this.problem('the command does not parse as bash');
-      return this.statements(root.namedChildren, state, via, depth);
-    });
+    const outer = this.visited;
+    this.visited = new Set();
+    try {
+      return withSyntaxTree(this.parser, withoutLineContinuations(this.parser, source), (root) => {
+        if (root.hasError) this.problem('the command does not parse as bash');
+        const after = this.statements(root.namedChildren, state, via, depth);
+        this.sweepSubstitutions(root, via, depth);
+        return after;
+      });
+    } finally {
+      this.visited = outer;
+    }
+  }
+
+  /** Ids of the substitution nodes of the current tree that were analysed where they run. */
+  private visited = new Set<number>();
+
+  /**
+   * Every command or process substitution runs, wherever it sits (a `case` pattern, a
+   * subscript, a default value). One the walk did not reach is still analysed, from an
+   * unknown directory, and the call is marked as not fully understood.
+   */
+  sweepSubstitutions(root: SyntaxNode, via: string[], depth: number): void {
+    // Text that bash would run as a substitution but the grammar left as a word.
+    for (const node of root.descendantsOfType(['word', 'string_content', 'expansion', 'concatenation'])) {
+      if (node === null || node.descendantsOfType(['command_substitution', 'process_substitution']).length > 0) continue;
+      if (insideQuotedData(node)) continue;
+      if (/(^|[^\\])(`|\$\()/.test(node.text)) this.problem('a substitution the parser did not recognise');
+    }
+    for (const node of root.descendantsOfType(['command_substitution', 'process_substitution'])) {
+      if (node === null || this.visited.has(node.id)) continue;
+      let parent = node.parent;
+      let inside = false;
+      while (parent !== null) {
+        if (this.visited.has(parent.id)) inside = true;
+        parent = parent.parent;
+      }
+      if (inside) continue;
+      this.problem('a substitution sits where the guard does not follow the script');
+      const state: ShellState = { ...this.initialState(this.options.cwd), cwds: [null] };
+      this.visited.add(node.id);
+      this.statements(node.namedChildren, state, [...via, '$()'], depth);
+    }
   }
 
   statements(nodes: (SyntaxNode | null)[], state: ShellState, via: string[], depth: number): ShellState {
     let current = state;
-    for (const node of nodes) if (node !== null) current = this.statement(node, current, via, depth);
+    for (const node of nodes) if (node !== null) current = settled(this.statement(node, current, via, depth));
     return current;
   }
 
@@ -115,16 +156,10 @@ class Walker {
       case 'subshell':
         this.statements(node.namedChildren, cloneState(state), via, depth);
         return state;
-      case 'list': {
-        const [left, right] = [node.namedChildren[0], node.namedChildren[node.namedChildren.length - 1]];
-        const afterLeft = left ? this.statement(left, state, via, depth) : state;
-        const afterRight = right && right !== left ? this.statement(right, afterLeft, via, depth) : afterLeft;
-        return mergeStates([afterLeft, afterRight]);
-      }
+      case 'list':
+        return this.sequence(node, state, via, depth, (right, before) => this.statement(right, before, via, depth));
       case 'pipeline':
-        // Each part of a pipeline runs in a subshell: nothing it sets survives.
-        for (const part of node.namedChildren) if (part !== null) this.statement(part, cloneState(state), via, depth);
-        return state;
+        return this.pipeline(node.namedChildren.filter((part): part is SyntaxNode => part !== null && part.type !== 'comment'), [], state, via, depth);
       case 'negated_command':
         return this.statements(node.namedChildren, state, via, depth);
       case 'redirected_statement':
@@ -143,14 +178,25 @@ class Walker {
         return next;
       }
       case 'test_command':
+        // [[ a -eq b ]] evaluates both sides as arithmetic; -v evaluates a subscript.
+        if (node.descendantsOfType('test_operator').some((op) => op !== null && /^-(eq|ne|lt|le|gt|ge|v)$/.test(op.text))) {
+          this.problem('arithmetic on variables can run code the guard cannot see');
+        }
         this.substitutionsIn(node, state, via, depth);
         return state;
       case 'function_definition': {
-        // Judge the body where it is defined, as if it ran: calls are then unknown commands.
+        // Judge the body where it is defined, as if it ran; a call is judged as unknown.
         const body = node.childForFieldName('body');
         if (body !== null) this.statement(body, cloneState(state), [...via, 'function'], depth);
-        return state;
+        const next = cloneState(state);
+        const name = node.childForFieldName('name')?.text;
+        if (name !== undefined) next.functions.add(name);
+        return next;
       }
+      case 'file_redirect':
+        // `$(<file)` reads the file: a bare redirection.
+        this.emit({ args: [], cwds: state.cwds, assignments: new Map(), redirects: this.redirects([node], state, via, depth, []), via, source: node.text });
+        return state;
       case 'if_statement':
       case 'elif_clause':
       case 'else_clause':
@@ -166,6 +212,7 @@ class Walker {
       case 'for_statement':
         return this.forLoop(node, state, via, depth);
       case 'c_style_for_statement': {
+        this.problem('arithmetic on variables can run code the guard cannot see');
         this.substitutionsIn(node, state, via, depth);
         const body = node.childForFieldName('body');
         const afterBody = body ? this.statement(body, state, via, depth) : state;
@@ -174,6 +221,10 @@ class Walker {
       case 'case_statement': {
         const value = node.childForFieldName('value');
         if (value) this.substitutionsIn(value, state, via, depth);
+        for (const item of node.namedChildren) {
+          if (item?.type !== 'case_item') continue;
+          for (const pattern of item.childrenForFieldName('value')) if (pattern) this.substitutionsIn(pattern, state, via, depth);
+        }
         const results = [state];
         for (const item of node.namedChildren) {
           if (item?.type !== 'case_item') continue;
@@ -190,6 +241,48 @@ class Walker {
         this.substitutionsIn(node, state, via, depth);
         return state;
     }
+  }
+
+  /**
+   * `left && right`, `left || right`: right runs after left, in the directory a `cd` in
+   * left leaves for that operator (`cd x && a` runs a in x, `cd x || b` where it was).
+   */
+  sequence(node: SyntaxNode, state: ShellState, via: string[], depth: number, right: (node: SyntaxNode, before: ShellState) => ShellState): ShellState {
+    const children = node.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment');
+    const [left, last] = [children[0], children[children.length - 1]];
+    if (left === undefined || last === undefined) return state;
+    const operator = node.children.find((child) => child !== null && !child.isNamed)?.type;
+    const afterLeft = this.statement(left, state, via, depth);
+    if (last === left) return afterLeft;
+    const outcome = afterLeft.outcome;
+    const before = outcome === undefined ? afterLeft : { ...cloneState(afterLeft), cwds: operator === '||' ? outcome.failure : outcome.success };
+    return settled(mergeStates([afterLeft, right(last, before)]));
+  }
+
+  /**
+   * Each part of a pipeline runs in a subshell: nothing it sets survives. The grammar
+   * reads `a && b | c` as `(a && b) | c`; bash reads it as `a && (b | c)`, so a leading
+   * list is taken apart and its last command joins the pipeline.
+   */
+  pipeline(parts: SyntaxNode[], firstRedirects: SyntaxNode[], state: ShellState, via: string[], depth: number): ShellState {
+    const [first, ...rest] = parts;
+    if (first === undefined) return state;
+    let head = first;
+    let redirects = firstRedirects;
+    if (head.type === 'redirected_statement' && head.childForFieldName('body')?.type === 'list') {
+      const body = head.childForFieldName('body')!;
+      redirects = [...head.namedChildren.filter((child): child is SyntaxNode => child !== null && child.id !== body.id), ...redirects];
+      head = body;
+    }
+    if (head.type === 'list') {
+      return this.sequence(head, state, via, depth, (last, before) => {
+        this.pipeline([last, ...rest], redirects, before, via, depth);
+        return before;
+      });
+    }
+    this.withRedirects(head, redirects, cloneState(state), via, depth);
+    for (const part of rest) this.statement(part, cloneState(state), via, depth);
+    return state;
   }
 
   branches(node: SyntaxNode, state: ShellState, via: string[], depth: number): ShellState {
@@ -255,18 +348,16 @@ class Walker {
       const own = body.namedChildren.filter((child): child is SyntaxNode => child !== null && child.id !== inner?.id);
       return inner ? this.withRedirects(inner, [...own, ...redirects], state, via, depth) : state;
     }
-    if (body.type === 'list' || body.type === 'pipeline') {
+    if (body.type === 'list') return this.sequence(body, state, via, depth, (last, before) => this.withRedirects(last, redirects, before, via, depth));
+    if (body.type === 'pipeline') {
       const children = body.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== 'comment');
       const last = children[children.length - 1];
       if (last === undefined) return state;
-      if (body.type === 'pipeline') {
-        for (const part of children.slice(0, -1)) this.statement(part, cloneState(state), via, depth);
-        this.withRedirects(last, redirects, cloneState(state), via, depth);
-        return state;
-      }
-      const afterLeft = this.statements(children.slice(0, -1), state, via, depth);
-      const afterRight = this.withRedirects(last, redirects, afterLeft, via, depth);
-      return mergeStates([afterLeft, afterRight]);
+      // The trailing redirections belong to the pipeline's last command.
+      if (children.length === 1) return this.withRedirects(last, redirects, state, via, depth);
+      this.pipeline(children.slice(0, -1), [], state, via, depth);
+      this.withRedirects(last, redirects, cloneState(state), via, depth);
+      return state;
     }
     // Redirections around a compound command apply to all of it: judge them as a bare redirection.
     const after = this.statement(body, state, via, depth);
@@ -280,8 +371,12 @@ class Walker {
       lookup: (name) => (name === 'PWD' ? (cwd ? [{ text: cwd, glob: null }] : null) : state.vars.get(name)),
       home: this.options.env.HOME ?? null,
       onSubstitution: (inner) => {
+        this.visited.add(inner.id);
+        // Inside backquotes, \` starts a nested substitution the grammar does not see.
+        if (inner.text.startsWith('`') && inner.text.includes('\\`')) this.problem('nested backquotes hide a command from the parser');
         this.statements(inner.namedChildren, cloneState(state), [...via, inner.type === 'process_substitution' ? '<()' : '$()'], depth);
       },
+      onProblem: (text) => this.problem(text),
     };
   }
 
@@ -304,9 +399,17 @@ class Walker {
     const next = cloneState(state);
     for (const node of nodes) {
       if (node?.type !== 'variable_assignment') continue;
-      const name = node.childForFieldName('name')?.text;
+      const nameNode = node.childForFieldName('name');
+      const name = nameNode?.text;
       const value = node.childForFieldName('value');
       if (name === undefined) continue;
+      if (nameNode?.type === 'subscript') {
+        this.problem('an array subscript is arithmetic that can run code the guard cannot see');
+        this.substitutionsIn(nameNode, state, [], 0);
+        continue;
+      }
+      const sensitive = sensitiveVariable(name);
+      if (sensitive !== null) this.problem(sensitive);
       if (node.text.includes('+=') || value === null) {
         next.vars.set(name, value === null ? [{ text: '', glob: null }] : null);
         continue;
@@ -325,8 +428,12 @@ class Walker {
   declaration(node: SyntaxNode, state: ShellState): ShellState {
     let next = this.assign(node.namedChildren, state);
     for (const child of node.namedChildren) {
+      if (child?.type === 'variable_name' && sensitiveVariable(child.text) !== null) this.problem(sensitiveVariable(child.text)!);
       if (child === null || child.type === 'variable_assignment' || child.type === 'variable_name') continue;
-      if (child.type === 'word' && child.text.startsWith('-')) continue;
+      if (child.type === 'word' && child.text.startsWith('-')) {
+        if (/[niaAfF]/.test(child.text.slice(1))) this.problem(`\`${node.text.slice(0, 60)}\` declares names, integers, arrays or functions the guard cannot follow`);
+        continue;
+      }
       this.problem(`\`${node.text.slice(0, 60)}\` declares a variable the guard cannot follow`);
       next = cloneState(next);
     }
@@ -353,6 +460,9 @@ class Walker {
       }
       if (child.type === 'variable_assignment') {
         const name = child.childForFieldName('name')?.text ?? '';
+        const sensitive = sensitiveVariable(name);
+        if (sensitive !== null && !name.startsWith('GIT_')) this.problem(sensitive);
+        if (child.childForFieldName('name')?.type === 'subscript') this.problem('an array subscript is arithmetic that can run code the guard cannot see');
         const value = child.childForFieldName('value');
         assignments.set(name, value ? evaluateWord(value, scope) : [{ text: '', glob: null }]);
       } else if (child.type === 'command_name') {
@@ -376,6 +486,7 @@ class Walker {
     for (const args of variants) {
       results.push(this.simple({ args, cwds: state.cwds, assignments, redirects, via, source: node.text }, state, depth));
     }
+    if (results.length === 1) return results[0]!;
     return results.length === 0 ? state : mergeStates(results);
   }
 
@@ -411,6 +522,7 @@ class Walker {
         // The body's substitutions run (unless the delimiter is quoted, when the body is data).
         const start = node.namedChildren.find((child) => child?.type === 'heredoc_start')?.text ?? '';
         const body = node.namedChildren.find((child) => child?.type === 'heredoc_body');
+        if (body) for (const inner of body.descendantsOfType(['command_substitution', 'process_substitution'])) if (inner) this.visited.add(inner.id);
         if (body && !/['"\\]/.test(start)) this.heredocSubstitutions(body.text, state, via, depth);
         const nested = node.namedChildren.filter((child): child is SyntaxNode => child?.type === 'file_redirect');
         out.push({ operator: '<<', targets: [], access: 'none' }, ...this.redirects(nested, state, via, depth, extraArgs));
@@ -436,7 +548,7 @@ class Walker {
       }
       const targets = evaluateWord(first, scope);
       const duplicate = (operator === '>&' || operator === '<&') && targets.every((t) => /^(\d+-?|-)$/.test(t.text));
-      if (duplicate || (operator === '&>' && first.type === 'number')) {
+      if (duplicate) {
         out.push({ operator, targets: [], access: 'none' });
         continue;
       }
@@ -473,65 +585,26 @@ class Walker {
       return state;
     }
     const name = nameValue.text;
-    switch (name) {
-      case 'cd':
-      case 'pushd': {
-        const operands = rest.filter((arg) => !/^-[LPe@]+$/.test(arg.text));
-        const target = operands[0];
-        const home = this.options.env.HOME;
-        const next = cloneState(state);
-        if (name === 'pushd') next.dirStack.push([...state.cwds]);
-        // With CDPATH set, `cd etc` may go to any directory on it.
-        const viaCdPath = state.vars.has('CDPATH') && target !== undefined && !/^(\/|\.\.?(\/|$))/.test(target.text);
-        if (target?.text === '-' || (name === 'pushd' && target === undefined) || viaCdPath) next.cwds = [null];
-        else next.cwds = changeDirectory(state, target ? [target] : home ? [{ text: home, glob: null }] : null, state.cwds);
-        return next;
-      }
-      case 'popd': {
-        const next = cloneState(state);
-        next.cwds = next.dirStack.pop() ?? [null];
-        return next;
-      }
-      case 'printf': {
-        const index = rest.findIndex((arg) => arg.text === '-v');
-        if (index === -1) return state;
-        const next = cloneState(state);
-        const target = rest[index + 1];
-        if (target && target.unknown === undefined) next.vars.set(target.text.replace(/\[.*$/, ''), null);
-        else this.problem('`printf -v` assigns a variable the guard cannot name');
-        return next;
-      }
-      case 'read':
-      case 'mapfile':
-      case 'readarray':
-      case 'getopts': {
-        const next = cloneState(state);
-        for (const arg of rest) if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(arg.text)) next.vars.set(arg.text, null);
-        if (name === 'read') next.vars.set('REPLY', null);
-        return next;
-      }
-      case 'eval': {
-        this.problem('`eval` runs text the guard can only guess at');
-        if (rest.every((arg) => arg.unknown === undefined)) this.nested(rest.map((arg) => arg.text).join(' '), { ...command, via: [...command.via, 'eval'] }, state, depth);
-        return state;
-      }
-      case 'trap': {
-        const action = rest.find((arg) => !arg.text.startsWith('-'));
-        if (action && action.unknown === undefined) this.nested(action.text, { ...command, via: [...command.via, 'trap'] }, state, depth);
-        else if (action) this.problem('`trap` installs a command the guard cannot read');
-        return state;
-      }
-      case 'shopt':
-        if (rest.some((arg) => arg.text === '-s')) this.problem('`shopt -s` changes how bash expands words');
-        return state;
-      default:
-        break;
+    if (state.functions.has(name)) {
+      // The function may do anything by now (cd, set variables): judged where defined, unknown after.
+      this.problem(`\`${name}\` calls a shell function, which may differ from what the guard saw where it was defined`);
+      return { ...cloneState(state), cwds: [null] };
     }
+    const builtin = applyBuiltin(name, rest, state, {
+      home: this.options.env.HOME ?? null,
+      problem: (text) => this.problem(text),
+      runs: (script, label) => this.nested(script, { ...command, via: [...command.via, label] }, state, depth),
+    });
+    if (builtin !== undefined) return builtin;
     const unwrapped = unwrapCommand(command.args);
     if (unwrapped === null) return state;
     if (unwrapped.problem) this.problem(unwrapped.problem);
     const via = [...command.via, unwrapped.wrapper];
     const assignments = new Map([...command.assignments, ...unwrapped.assignments]);
+    for (const name of unwrapped.assignments.keys()) {
+      const sensitive = sensitiveVariable(name);
+      if (sensitive !== null && !name.startsWith('GIT_')) this.problem(sensitive);
+    }
     const cwds = unwrapped.cwd ? changeDirectory(state, [unwrapped.cwd], command.cwds) : command.cwds;
     for (const script of unwrapped.scripts) this.nested(script, { cwds, via, assignments }, state, depth);
     // The outer command's redirections were judged with it; the inner one inherits them.
@@ -580,4 +653,17 @@ function joinValues(left: WordValue, right: WordValue): WordValue {
 
 function escapeGlob(text: string): string {
   return text.replace(/[\\*?[\]{}]/g, '\\$&');
+}
+
+/** A cd's success and failure only matter to the `&&` or `||` right after it. */
+function settled(state: ShellState): ShellState {
+  if (state.outcome === undefined) return state;
+  const { outcome: _outcome, ...rest } = state;
+  return rest;
+}
+
+/** Text in a heredoc body, which is data or was parsed again on its own. */
+function insideQuotedData(node: SyntaxNode): boolean {
+  for (let parent = node.parent; parent !== null; parent = parent.parent) if (parent.type === 'heredoc_body') return true;
+  return false;
 }

@@ -10,12 +10,19 @@ export interface ShellState {
   cwds: (string | null)[];
   vars: Map<string, VariableValue>;
   dirStack: (string | null)[][];
+  /** Shell functions defined so far: a call to one is not the command of that name. */
+  functions: Set<string>;
+  /**
+   * Right after a `cd`: the directories if it worked and if it failed, so `cd x && a`
+   * runs `a` in x, `cd x || b` runs `b` where it was, and `cd x; c` may run `c` in either.
+   */
+  outcome?: { success: (string | null)[]; failure: (string | null)[] };
 }
 
 export const MAX_CWDS = 8;
 
 export function cloneState(state: ShellState): ShellState {
-  return { cwds: [...state.cwds], vars: new Map(state.vars), dirStack: state.dirStack.map((dirs) => [...dirs]) };
+  return { cwds: [...state.cwds], vars: new Map(state.vars), dirStack: state.dirStack.map((dirs) => [...dirs]), functions: new Set(state.functions) };
 }
 
 /** Any of the states may be the real one afterwards. */
@@ -37,6 +44,7 @@ export function mergeStates(states: ShellState[]): ShellState {
     cwds: cwds.length > MAX_CWDS ? [null] : cwds,
     vars,
     dirStack: first.dirStack,
+    functions: new Set(states.flatMap((state) => [...state.functions])),
   };
 }
 

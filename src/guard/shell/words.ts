@@ -1,5 +1,6 @@
 import type { SyntaxNode } from './parser.js';
 import { expandBraces } from './braces.js';
+import { arithmeticNamesVariables } from './hazards.js';
 
 /** One value a shell word can take: the text the command receives, and the glob it was when one is active. */
 export interface WordValue {
@@ -18,6 +19,8 @@ export interface WordScope {
   home: string | null;
   /** Called for every command or process substitution inside a word: those commands run too. */
   onSubstitution(node: SyntaxNode): void;
+  /** Something in the word can run code the guard cannot see. */
+  onProblem(text: string): void;
 }
 
 /** Bash's upper bound is memory; ours keeps analysis fast and fails closed beyond it. */
@@ -77,11 +80,11 @@ function pieces(node: SyntaxNode, scope: WordScope, quoted: boolean): string[] |
       // The command receives a pipe's name; it is not a file of the repository.
       return ['/dev/fd/63'];
     case 'arithmetic_expansion':
-      for (const inner of node.descendantsOfType(['command_substitution', 'process_substitution'])) {
-        if (inner !== null) scope.onSubstitution(inner);
-      }
+      if (arithmeticNamesVariables(node)) scope.onProblem('arithmetic on variables can run code the guard cannot see');
+      visitSubstitutions(node, scope);
       return 'it holds an arithmetic expansion';
     default:
+      visitSubstitutions(node, scope);
       return `it holds a \`${node.type}\` the guard does not evaluate`;
   }
 }
@@ -106,7 +109,13 @@ function parameter(node: SyntaxNode, scope: WordScope, quoted: boolean): string[
   const nameNode = node.namedChildren.find((child) => child?.type === 'variable_name');
   const name = nameNode?.text;
   const plain = name !== undefined && (node.text === `$${name}` || node.text === `\${${name}}`);
-  if (!plain) return `\`${node.text}\` is not a plain variable`;
+  if (!plain) {
+    // Indirection, subscripts, substrings and @-transforms evaluate text as names,
+    // arithmetic or prompts, any of which can run a command substitution.
+    if (/^\$\{(!|#?[A-Za-z_][A-Za-z0-9_]*(\[|:[^-=+?]|@))/.test(node.text)) scope.onProblem(`\`${node.text.slice(0, 40)}\` evaluates text in a way that can run code`);
+    visitSubstitutions(node, scope);
+    return `\`${node.text}\` is not a plain variable`;
+  }
   const value = scope.lookup(name);
   if (value === undefined) return `$${name} is not set by the command`;
   if (value === null || value.some((v) => v.unknown !== undefined)) return `$${name} has no known value`;
@@ -119,9 +128,25 @@ function parameter(node: SyntaxNode, scope: WordScope, quoted: boolean): string[
     // Unquoted, the value is split on whitespace and globbed: a split changes the
     // argument count, which the guard does not model.
     if (/[\s]/.test(v.text)) return `$${name} would be split into several words`;
+    // A backslash in an unquoted value quotes the next character when bash globs.
+    if (v.text.includes('\\')) return `$${name} holds a backslash, which changes how bash globs it`;
     results.push(v.glob ?? escapeAll(v.text).replace(/\\([*?[])/g, '$1'));
   }
   return results;
+}
+
+/** The outermost command and process substitutions inside a node: each runs. */
+function visitSubstitutions(node: SyntaxNode, scope: WordScope): void {
+  for (const inner of node.descendantsOfType(['command_substitution', 'process_substitution'])) {
+    if (inner === null) continue;
+    let parent = inner.parent;
+    let nested = false;
+    while (parent !== null && parent.id !== node.id) {
+      if (parent.type === 'command_substitution' || parent.type === 'process_substitution') nested = true;
+      parent = parent.parent;
+    }
+    if (!nested) scope.onSubstitution(inner);
+  }
 }
 
 /** Unquoted word text: backslash escapes make the next character literal; a line continuation vanishes. */

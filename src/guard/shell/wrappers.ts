@@ -112,46 +112,71 @@ function valueOf(args: Args, names: string[]): WordValue | undefined {
   return undefined;
 }
 
+const ENV_LONG = ['--ignore-environment', '--null', '--unset', '--chdir', '--split-string', '--debug', '--block-signal', '--default-signal', '--ignore-signal', '--list-signal-handling', '--argv0', '--help', '--version'];
+
+/** `env [options] [NAME=value]... [command]`, options as GNU env reads them: clusters, `-S'…'`, `--ch=dir`. */
 function unwrapEnv(args: Args): Unwrapped {
   const assignments = new Map<string, WordValue[]>();
+  const result = (extra: Partial<Unwrapped>): Unwrapped => ({ wrapper: 'env', commands: [], scripts: [], assignments, ...extra });
   let cwd: WordValue | undefined;
+  let split: WordValue | undefined;
   let i = 0;
   for (; i < args.length; i++) {
     const arg = args[i]!;
     const text = arg.text;
+    if (arg.unknown !== undefined) return result({ problem: '`env` gets an option the guard cannot read' });
     if (text === '--') {
       i += 1;
       break;
     }
-    if (text === '-S' || text.startsWith('--split-string')) {
-      const script = text === '-S' ? args[i + 1] : { ...arg, text: text.slice(text.indexOf('=') + 1) };
-      if (script === undefined || script.unknown !== undefined) return { wrapper: 'env', commands: [], scripts: [], assignments, problem: '`env -S` splits a string the guard cannot read' };
-      const tail = args.slice(i + (text === '-S' ? 2 : 1)).map((a) => a.text);
-      return { wrapper: 'env', commands: [], scripts: [[script.text, ...tail].join(' ')], assignments, ...(cwd ? { cwd } : {}) };
-    }
-    if (text === '-C' || text === '--chdir') {
-      cwd = args[i + 1];
-      i += 1;
+    if (text.startsWith('--')) {
+      const [given, inline] = text.includes('=') ? [text.slice(0, text.indexOf('=')), text.slice(text.indexOf('=') + 1)] : [text, undefined];
+      const matches = ENV_LONG.filter((option) => option.startsWith(given));
+      if (matches.length !== 1) return result({ problem: `\`env ${text}\` is not an option the guard knows` });
+      const option = matches[0]!;
+      const takesValue = ['--unset', '--chdir', '--split-string', '--argv0', '--block-signal', '--default-signal', '--ignore-signal'].includes(option);
+      const value = inline !== undefined ? { ...arg, text: inline } : takesValue ? args[++i] : undefined;
+      if (option === '--chdir') cwd = value;
+      if (option === '--split-string') split = value;
+      if (option === '--argv0') return result({ problem: '`env --argv0` runs a program under another name' });
       continue;
     }
-    if (text.startsWith('--chdir=')) {
-      cwd = { ...arg, text: text.slice(8) };
+    if (text.startsWith('-') && text !== '-') {
+      for (let j = 1; j < text.length; j++) {
+        const flag = text[j]!;
+        if ('i0v'.includes(flag)) continue;
+        if ('uCSa'.includes(flag)) {
+          const inline = text.slice(j + 1);
+          const value = inline !== '' ? { ...arg, text: inline } : args[++i];
+          if (flag === 'C') cwd = value;
+          if (flag === 'S') split = value;
+          if (flag === 'a') return result({ problem: '`env -a` runs a program under another name' });
+          break;
+        }
+        return result({ problem: `\`env -${flag}\` is not an option the guard knows` });
+      }
+      if (split !== undefined) break;
       continue;
     }
-    if (text === '-u' || text === '--unset') {
-      i += 1;
-      continue;
-    }
-    if (text.startsWith('-') && text !== '-') continue;
     const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(text);
     if (assignment === null) break;
     assignments.set(assignment[1]!, [{ text: assignment[2]!, glob: null, ...(arg.unknown ? { unknown: arg.unknown } : {}) }]);
   }
-  return { wrapper: 'env', commands: i < args.length ? [args.slice(i)] : [], scripts: [], assignments, ...(cwd ? { cwd } : {}) };
+  const where = cwd ? { cwd } : {};
+  if (split !== undefined) {
+    if (split.unknown !== undefined) return result({ problem: '`env -S` splits a string the guard cannot read', ...where });
+    // -S splits its string into the command and its first arguments; the rest follow.
+    return result({ scripts: [[split.text, ...args.slice(i + 1).map((a) => a.text)].join(' ')], ...where });
+  }
+  return result({ commands: i < args.length ? [args.slice(i)] : [], ...where });
 }
 
 function unwrapShell(name: string, args: Args): Unwrapped | null {
   const result: Unwrapped = { wrapper: `${name} -c`, commands: [], scripts: [], assignments: new Map() };
+  // An interactive or login shell reads start-up files; -O and --rcfile change what runs.
+  const startup = args.findIndex((arg) => /^(-[a-zA-Z]*[il][a-zA-Z]*|--login|--rcfile|--init-file|-O|\+O|--interactive)$/.test(arg.text) || arg.text.startsWith('--rcfile=') || arg.text.startsWith('--init-file='));
+  const scriptAt = args.findIndex((arg) => !arg.text.startsWith('-') && !arg.text.startsWith('+'));
+  if (startup !== -1 && (scriptAt === -1 || startup < scriptAt)) result.problem = `\`${name} ${args[startup]!.text}\` reads start-up files or options that can run anything`;
   for (let i = 0; i < args.length; i++) {
     const text = args[i]!.text;
     if (text === '-c' || (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(text) && !text.startsWith('--'))) {
@@ -164,9 +189,9 @@ function unwrapShell(name: string, args: Args): Unwrapped | null {
       i += 1;
       continue;
     }
-    if (!text.startsWith('-') && !text.startsWith('+')) return null;
+    if (!text.startsWith('-') && !text.startsWith('+')) return result.problem ? result : null;
   }
-  return null;
+  return result.problem ? result : null;
 }
 
 function unwrapWatch(args: Args): Unwrapped {

@@ -1,0 +1,119 @@
+import { changeDirectory, cloneState, type ShellState } from './state.js';
+import type { WordValue } from './words.js';
+
+export interface BuiltinContext {
+  home: string | null;
+  problem(text: string): void;
+  /** Analyses a literal script the builtin runs (`eval`, `trap`), with `label` added to its wrappers. */
+  runs(script: string, label: string): void;
+}
+
+/**
+ * What a builtin that changes the shell does to the analysis state: `cd` and the
+ * directory stack, variables that `read`, `printf -v` and friends assign, scripts that
+ * `eval` and `trap` run, and builtins that change how later words are read. Returns
+ * undefined for any other command.
+ */
+export function applyBuiltin(name: string, args: WordValue[], state: ShellState, context: BuiltinContext): ShellState | undefined {
+  switch (name) {
+    case 'cd':
+    case 'pushd':
+      return changeDir(name, args, state, context);
+    case 'popd': {
+      if (args.length > 0) context.problem('`popd` with arguments moves through the directory stack in ways the guard does not follow');
+      const next = cloneState(state);
+      next.cwds = args.length > 0 ? [null] : (next.dirStack.pop() ?? [null]);
+      return next;
+    }
+    case 'printf': {
+      const index = args.findIndex((arg) => arg.text === '-v');
+      if (index === -1) return state;
+      return assigns([args[index + 1]], state, context, '`printf -v`');
+    }
+    case 'read':
+    case 'mapfile':
+    case 'readarray':
+    case 'getopts': {
+      // mapfile -C runs a callback; any name with a subscript is arithmetic that can run code.
+      if ((name === 'mapfile' || name === 'readarray') && args.some((arg) => /^-[^-]*C/.test(arg.text))) context.problem('`mapfile -C` runs a callback the guard cannot read');
+      const names = args.filter((arg) => !arg.text.startsWith('-'));
+      const next = assigns(name === 'getopts' ? names.slice(1, 2) : names, state, context, `\`${name}\``);
+      if (name === 'read') next.vars.set('REPLY', null);
+      return next;
+    }
+    case 'test':
+    case '[':
+      if (args.some((arg) => arg.text === '-v')) context.problem('`test -v` evaluates a subscript, which can run code');
+      return state;
+    case 'eval':
+      context.problem('`eval` runs text the guard can only guess at');
+      if (args.every((arg) => arg.unknown === undefined)) context.runs(args.map((arg) => arg.text).join(' '), 'eval');
+      return state;
+    case 'trap': {
+      const action = args.find((arg) => !arg.text.startsWith('-'));
+      if (action && action.unknown === undefined) context.runs(action.text, 'trap');
+      else if (action) context.problem('`trap` installs a command the guard cannot read');
+      return state;
+    }
+    case 'shopt':
+      if (args.some((arg) => arg.text === '-s')) context.problem('`shopt -s` changes how bash expands words');
+      return state;
+    case 'set':
+      if (args.some((arg) => /^-[^-]*P/.test(arg.text)) || args.some((arg, i) => arg.text === '-o' && /physical/.test(args[i + 1]?.text ?? ''))) {
+        context.problem('`set -P` makes cd follow symlinks in ways the guard does not model');
+      }
+      return state;
+    case 'hash':
+      if (args.some((arg) => /^-[^-]*p/.test(arg.text))) context.problem('`hash -p` makes a name run another program');
+      return state;
+    case 'enable':
+    case 'alias':
+      if (name === 'enable') context.problem('`enable` loads or hides builtins');
+      return state;
+    default:
+      return undefined;
+  }
+}
+
+function assigns(targets: (WordValue | undefined)[], state: ShellState, context: BuiltinContext, what: string): ShellState {
+  const next = cloneState(state);
+  for (const target of targets) {
+    if (target === undefined) continue;
+    if (target.unknown !== undefined || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(target.text)) {
+      context.problem(`${what} assigns a name the guard cannot follow (a subscript is arithmetic that can run code)`);
+      continue;
+    }
+    next.vars.set(target.text, null);
+  }
+  return next;
+}
+
+/** `cd` and `pushd` as bash does them (logical paths); what the guard cannot follow makes the directory unknown. */
+function changeDir(name: 'cd' | 'pushd', args: WordValue[], state: ShellState, context: BuiltinContext): ShellState {
+  const next = cloneState(state);
+  let physical = false;
+  let operands = args;
+  while (operands[0] && /^-[LPe@]+$/.test(operands[0].text)) {
+    if (operands[0].text.includes('P')) physical = true;
+    operands = operands.slice(1);
+  }
+  if (operands[0]?.text === '--') operands = operands.slice(1);
+  const target = operands[0];
+  if (name === 'pushd') {
+    if (target !== undefined && /^(-n|[+-]\d+)$/.test(target.text)) {
+      context.problem('`pushd` with -n or a stack index moves through the stack in ways the guard does not follow');
+      next.cwds = [null];
+      return next;
+    }
+    next.dirStack.push([...state.cwds]);
+  }
+  // With CDPATH set, `cd etc` may go to any directory on it; `cd -P` resolves symlinks first.
+  const viaCdPath = state.vars.has('CDPATH') && target !== undefined && !/^(\/|\.\.?(\/|$))/.test(target.text);
+  let success: (string | null)[];
+  if (target?.text === '-' || (name === 'pushd' && target === undefined) || viaCdPath || physical) success = [null];
+  else success = changeDirectory(state, target ? [target] : context.home ? [{ text: context.home, glob: null }] : null, state.cwds);
+  // A cd can fail; what follows with `;` may run in either place.
+  next.cwds = [...new Set([...success, ...state.cwds])];
+  next.outcome = { success, failure: state.cwds };
+  return next;
+}
