@@ -120,7 +120,9 @@ function secretUnder(fact: PathFact, site: CallSite): string | null {
   }
   const files = filesUnder(dir, fact.origin.includes('hidden files skipped'));
   if (files === null) return 'more files than the guard can check';
+  const only = fact.only === undefined ? null : picomatch(fact.only, { dot: true, basename: true });
   for (const file of files) {
+    if (only !== null && !only(file)) continue;
     const item = classify(fact.given, file, 'read', false, fact.origin, site, false);
     if (item.secret) return path.relative(site.worktree, file) || file;
   }

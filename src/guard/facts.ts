@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
-import { commandEffects, type Access, type CommandEffects } from './commands/effects.js';
-import { globCandidates, resolvePhysical } from './paths/resolve.js';
+import { commandEffects, type Access, type CommandEffects, type PathUse } from './commands/effects.js';
+import { globCandidates, resolveLinkItself, resolvePhysical } from './paths/resolve.js';
 import { isDevice, isGitMetadata, isPseudoDevice, isSecret, type GitMetadata } from './paths/protected.js';
 import { analyseScript, type SimpleCommand } from './shell/analyse.js';
 
@@ -43,6 +43,8 @@ export interface PathFact {
   glob: boolean;
   /** Why `path` is null. */
   unknown?: string;
+  /** Only files under `path` whose names match these globs are read. */
+  only?: string[];
 }
 
 export interface CommandFact {
@@ -92,7 +94,7 @@ export function bashFacts(parser: Parser, command: string, site: CallSite, input
       check: unknownArgs.length === 0 && site.checkCommands.has(checkKey(simple.cwd, argv)),
       unknownArgs,
     });
-    for (const used of effects.paths) facts.paths.push(...resolveUse(used.value, used.access, used.recursive, used.origin, simple, site));
+    for (const used of effects.paths) facts.paths.push(...resolveUse(used, simple, site));
     for (const implied of effects.implied ?? []) {
       facts.commands.push({ name: implied[0]!, argv: implied, cwd: simple.cwd, via: [...simple.via, effects.name], source: simple.source, effects: { ...effects, implied: [] }, check: false, unknownArgs: [] });
     }
@@ -105,14 +107,16 @@ export function bashFacts(parser: Parser, command: string, site: CallSite, input
   return facts;
 }
 
-function resolveUse(value: { text: string; glob: string | null; unknown?: string }, access: Access, recursive: boolean, origin: string, command: SimpleCommand, site: CallSite): PathFact[] {
+function resolveUse(used: PathUse, command: SimpleCommand, site: CallSite): PathFact[] {
+  const { value, access, recursive, origin } = used;
   const given = value.unknown === undefined ? value.text : UNKNOWN_ARG;
   if (value.unknown !== undefined) return [unknownPath(given, access, recursive, origin, value.unknown)];
   if (command.cwd === null && !path.isAbsolute(value.text)) return [unknownPath(given, access, recursive, origin, 'the directory it runs in is not known')];
   const cwd = command.cwd ?? site.worktree;
-  if (value.glob === null) return [pathFact(given, value.text, cwd, access, recursive, origin, site, false)];
+  const extra = { ...(used.noFollow ? { noFollow: true } : {}), ...(used.only ? { only: used.only } : {}) };
+  if (value.glob === null) return [{ ...pathFact(given, value.text, cwd, access, recursive, origin, site, false, used.noFollow), ...extra }];
   const { paths, truncated } = globCandidates(value.glob, cwd);
-  const facts = paths.map((candidate) => pathFact(given, candidate, '/', access, recursive, origin, site, true));
+  const facts = paths.map((candidate) => ({ ...pathFact(given, candidate, '/', access, recursive, origin, site, true, used.noFollow), ...extra }));
   if (truncated) facts.push(unknownPath(given, access, recursive, origin, 'the glob matches too many files to check each'));
   return facts;
 }
@@ -132,10 +136,11 @@ export function unknownPath(given: string, access: Access, recursive: boolean, o
 }
 
 /** Resolves one path and classifies it: inside or outside, secret, git metadata, temp, device. */
-export function pathFact(given: string, text: string, cwd: string, access: Access, recursive: boolean, origin: string, site: CallSite, glob: boolean): PathFact {
+export function pathFact(given: string, text: string, cwd: string, access: Access, recursive: boolean, origin: string, site: CallSite, glob: boolean, noFollow = false): PathFact {
   let real: string;
   try {
-    real = resolvePhysical(text, cwd);
+    // A command that acts on a link itself resolves the directory the link is in, not the link.
+    real = noFollow ? resolveLinkItself(text, cwd) : resolvePhysical(text, cwd);
   } catch (error) {
     return unknownPath(given, access, recursive, origin, `cannot resolve it: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -343,10 +343,11 @@ describe('wrappers', () => {
     expect(argv(innermost(analyse('xargs -I {} cat {}')))).toEqual(['cat', '<unknown>']);
   });
 
-  it('unwraps find -exec for both `;` and `+`, with the found file unknown', () => {
-    for (const script of ['find . -exec cat {} +', 'find . -name x -exec cat {} \\;']) {
+  it('unwraps find -exec for both `;` and `+`, with the found file standing for all of the root', () => {
+    for (const script of ['find src -exec cat {} +', 'find src -name x -exec cat {} \\;']) {
       const inner = innermost(analyse(script));
-      expect(argv(inner)).toEqual(['cat', '<unknown>']);
+      expect(argv(inner)).toEqual(['cat', 'src']);
+      expect(inner.args[1]!.subtree).toBe(true);
       expect(inner.via).toEqual(['find -exec']);
     }
   });

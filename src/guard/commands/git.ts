@@ -1,6 +1,5 @@
 import type { WordValue } from '../shell/words.js';
-import type { CommandEffects, PathUse } from './effects.js';
-import { anyPaths, use } from './effects.js';
+import { anyPaths, use, type CommandEffects, type PathUse } from './types.js';
 import { hasOption, optionValues, parseArgs } from './options.js';
 
 const READ_ONLY = new Set([
@@ -40,22 +39,29 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
 
   switch (sub) {
     case 'config': {
-      const reading = args.length === 0 || hasOption(parsed, '--get', '--get-all', '--get-regexp', '--list', '-l', '--get-urlmatch', '--show-origin', '--show-scope') || ['get', 'list'].includes(parsed.operands[0]?.text ?? '') || (parsed.operands.length === 1 && !hasOption(parsed, '--unset', '--unset-all', '--add', '--replace-all', '--edit', '-e', '--rename-section', '--remove-section'));
+      // Reading: an explicit get or list, or a lone key with no option that writes. Anything else may write.
+      const options = parsed.options.map((option) => option.name);
+      const readOptions = ['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--get-color', '--get-colorbool', '--list', '-l', '--show-origin', '--show-scope', '--name-only', '--null', '-z', '--includes', '--no-includes', '--type', '--bool', '--int', '--path', '--local', '--worktree'];
+      const onlyReadOptions = options.every((name) => readOptions.includes(name) || name === '--default');
+      const explicitRead = hasOption(parsed, '--get', '--get-all', '--get-regexp', '--get-urlmatch', '--list', '-l') && parsed.operands.length <= 2;
+      const verb = parsed.operands[0]?.text;
+      const reading = onlyReadOptions && (explicitRead || (verb === 'get' && parsed.operands.length === 2) || (verb === 'list' && parsed.operands.length === 1) || (parsed.operands.length === 1 && !['set', 'unset', 'edit', 'rename-section', 'remove-section'].includes(verb ?? '')));
       if (reading) return known(secretProbes);
       return metadata('git config is never changed by the agent');
     }
     case 'reset':
       if (hasOption(parsed, '--hard', '--keep', '--merge')) return owned('`git reset --hard` throws work away; the harness owns the checkout');
       return unknown('`git reset` changes the index', secretProbes);
-    case 'checkout':
-      if (hasOption(parsed, '-b', '-B', '--orphan', '--detach') || !args.some((arg) => arg.text === '--')) {
-        if (!args.some((arg) => arg.text === '--')) return owned('`git checkout` of a branch or commit switches what the harness checked out');
-      }
+    case 'checkout': {
+      // Only `git checkout [rev] -- paths` restores files; anything else switches what the harness checked out.
+      const dashes = args.findIndex((arg) => arg.text === '--');
+      if (dashes === -1 || dashes === args.length - 1 || hasOption(parsed, '-b', '-B', '--orphan', '--detach')) return owned('`git checkout` of a branch or commit switches what the harness checked out');
       return unknown('`git checkout -- file` rewrites files', secretProbes);
+    }
     case 'restore':
       return unknown('`git restore` rewrites files', secretProbes);
     case 'branch': {
-      const listing = parsed.operands.length === 0 && parsed.options.every((o) => ['-a', '-r', '-v', '--all', '--remotes', '--verbose', '--list', '-l', '--show-current', '--contains', '--merged', '--no-merged', '--sort', '--format', '--color', '--no-color', '--column', '--no-column'].includes(o.name) || o.name === '-vv');
+      const listing = (parsed.operands.length === 0 || hasOption(parsed, '--list', '-l')) && parsed.options.every((o) => ['-a', '-r', '-v', '--all', '--remotes', '--verbose', '--list', '-l', '--show-current', '--contains', '--merged', '--no-merged', '--sort', '--format', '--color', '--no-color', '--column', '--no-column'].includes(o.name) || o.name === '-vv');
       return listing ? known() : owned('creating, moving or deleting branches changes refs the host repository shares');
     }
     case 'tag': {
@@ -64,7 +70,8 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
     }
     case 'remote': {
       const verb = parsed.operands[0]?.text;
-      return verb === undefined || verb === 'show' || verb === 'get-url' ? known() : owned('remotes belong to the host repository');
+      if (verb === 'show') return unknown('`git remote show` contacts the remote');
+      return verb === undefined || verb === 'get-url' ? known() : owned('remotes belong to the host repository');
     }
     case 'stash': {
       const verb = parsed.operands[0]?.text;
@@ -74,11 +81,18 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
       const verb = parsed.operands[0]?.text;
       return verb === undefined || verb === 'show' ? known() : owned('reflog changes rewrite the host repository');
     }
+    case 'worktree':
+      if (parsed.operands[0]?.text === 'list' && parsed.operands.length === 1) return known();
+      return owned('worktrees belong to the harness');
     default:
       break;
   }
   if (OWNED.has(sub)) return owned(`\`git ${sub}\` belongs to the harness`);
   if (READ_ONLY.has(sub)) {
+    // git takes any unambiguous prefix of a long option: `--open` is --open-files-in-pager.
+    const risky = parsed.options.map((option) => option.name).find((name) => name.startsWith('--') && name.length > 3 && RISKY_LONG.some((option) => option.startsWith(name)));
+    if (risky !== undefined) return unknown(`\`git ${sub} ${risky}\` may run a program or write a file`, secretProbes);
+    if (sub === 'grep' && hasOption(parsed, '--no-index', '--untracked')) secretProbes.push(use({ text: '.', glob: null }, 'read', 'git grep of files on disk', true));
     // Without a pathspec, content-showing commands can print any tracked file, secrets included.
     if (showsContent(sub, parsed) && !hasPathspec(args, parsed)) secretProbes.push(use({ text: '.', glob: null }, 'read', HISTORY_ORIGIN, true));
     const outputs = optionValues(parsed, '--output', '-o').map((value) => use(value, 'write', `git ${sub} --output`));
@@ -107,3 +121,6 @@ function hasPathspec(args: WordValue[], parsed: ReturnType<typeof parseArgs>): b
   if (args.some((arg) => arg.text === '--')) return true;
   return parsed.operands.some((operand) => /[/.]/.test(operand.text) && !/^[\w./-]*\.\.[\w./-]*$/.test(operand.text) && !operand.text.includes(':') && !/^(HEAD|@)/.test(operand.text));
 }
+
+/** Long options of read-only git commands that run programs, open pagers or write files. */
+const RISKY_LONG = ['--open-files-in-pager', '--ext-diff', '--textconv', '--output', '--output-directory', '--exec', '--upload-pack', '--receive-pack', '--config-env', '--run'];

@@ -3,18 +3,27 @@ import type { WordValue } from '../shell/words.js';
 export interface OptionSpec {
   /** Options that take a value: `-n 5`, `-n5`, `--lines=5`, `--lines 5`. */
   value?: readonly string[];
+  /**
+   * Every long flag the command has (besides those in `value`). When given, a long
+   * option is read as getopt_long reads it, any unambiguous prefix of a known one
+   * (`--out=x` is `--output=x`), and one that matches none is reported as unknown.
+   */
+  long?: readonly string[];
 }
 
 export interface ParsedArgs {
   /** Every option as written (`-rn`, `--include=*.js`), with its value when it takes one. */
   options: { name: string; value?: WordValue }[];
   operands: WordValue[];
+  /** Long options the spec does not know, or abbreviations that match several. */
+  unknown: string[];
 }
 
 /** Splits argv (without argv[0]) into options and operands the way getopt_long does, `--` included. */
 export function parseArgs(args: WordValue[], spec: OptionSpec = {}): ParsedArgs {
   const withValue = new Set(spec.value ?? []);
-  const parsed: ParsedArgs = { options: [], operands: [] };
+  const known = spec.long === undefined ? undefined : [...spec.long, ...(spec.value ?? []).filter((name) => name.startsWith('--')), '--help', '--version'];
+  const parsed: ParsedArgs = { options: [], operands: [], unknown: [] };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const text = arg.text;
@@ -28,12 +37,18 @@ export function parseArgs(args: WordValue[], spec: OptionSpec = {}): ParsedArgs 
     }
     if (text.startsWith('--')) {
       const eq = text.indexOf('=');
-      if (eq !== -1) parsed.options.push({ name: text.slice(0, eq), value: { ...arg, text: text.slice(eq + 1) } });
-      else if (withValue.has(text)) {
+      const given = eq === -1 ? text : text.slice(0, eq);
+      const name = known === undefined ? given : resolveLong(given, known);
+      if (name === null) {
+        parsed.unknown.push(given);
+        continue;
+      }
+      if (eq !== -1) parsed.options.push({ name, value: { ...arg, text: text.slice(eq + 1) } });
+      else if (withValue.has(name)) {
         const value = args[i + 1];
-        parsed.options.push(value ? { name: text, value } : { name: text });
+        parsed.options.push(value ? { name, value } : { name });
         i += 1;
-      } else parsed.options.push({ name: text });
+      } else parsed.options.push({ name });
       continue;
     }
     // A cluster of short flags; the first one that takes a value eats the rest, or the next word.
@@ -62,4 +77,11 @@ export function hasOption(parsed: ParsedArgs, ...names: string[]): boolean {
 
 export function optionValues(parsed: ParsedArgs, ...names: string[]): WordValue[] {
   return parsed.options.filter((option) => names.includes(option.name) && option.value).map((option) => option.value!);
+}
+
+/** The known long option `given` names: itself, or the one option it is an unambiguous prefix of. */
+function resolveLong(given: string, known: readonly string[]): string | null {
+  if (known.includes(given)) return given;
+  const matches = known.filter((option) => option.startsWith(given));
+  return matches.length === 1 ? matches[0]! : null;
 }

@@ -16,7 +16,28 @@ const MAX_GLOB_MATCHES = 2_000;
 export function resolvePhysical(given: string, cwd: string): string {
   // No lexical clean-up first: `link/..` is the parent of the link's target, as for the kernel.
   const absolute = path.isAbsolute(given) ? given : `${cwd}/${given}`;
+  const standard = standardStream(absolute);
+  if (standard !== null) return standard;
   return walk('/', absolute.split('/').filter((part) => part !== '' && part !== '.'), 0);
+}
+
+/** The path of an entry itself when it is a symlink (`rm link` removes the link): its directory resolved, its name kept. */
+export function resolveLinkItself(given: string, cwd: string): string {
+  const absolute = path.isAbsolute(given) ? given : `${cwd}/${given}`;
+  const trimmed = absolute.replace(/\/+$/, '');
+  const name = trimmed.slice(trimmed.lastIndexOf('/') + 1);
+  if (name === '' || name === '.' || name === '..') return resolvePhysical(given, cwd);
+  return path.join(resolvePhysical(trimmed.slice(0, trimmed.lastIndexOf('/')) || '/', '/'), name);
+}
+
+/**
+ * /dev/stdout and friends point at whatever corral's own streams are; for the command
+ * they are its own output, never a file of corral's, so they are not followed.
+ */
+function standardStream(absolute: string): string | null {
+  const normal = path.normalize(absolute);
+  if (/^\/dev\/(stdin|stdout|stderr|fd\/\d+)$/.test(normal) || /^\/proc\/self\/fd\/\d+$/.test(normal)) return normal;
+  return null;
 }
 
 function walk(start: string, parts: string[], hops: number): string {
@@ -53,7 +74,7 @@ function walk(start: string, parts: string[], hops: number): string {
  * each protected name it could match once that file exists.
  */
 export function globCandidates(pattern: string, cwd: string): { paths: string[]; truncated: boolean } {
-  const absolute = path.isAbsolute(pattern) ? pattern : path.join(cwd, pattern);
+  const absolute = path.isAbsolute(pattern) ? pattern : `${cwd}/${pattern}`;
   const matches: string[] = [];
   const truncated = expand('/', absolute.split('/').filter((part) => part !== ''), matches);
   const scan = picomatch.scan(absolute);
@@ -73,7 +94,8 @@ function expand(dir: string, parts: string[], out: string[]): boolean {
     return out.length >= MAX_GLOB_MATCHES;
   }
   const [part, ...rest] = parts as [string, ...string[]];
-  if (!hasGlob(part)) return expand(path.join(dir, unescape(part)), rest, out);
+  // No lexical clean-up: `link/..` must reach the kernel as written.
+  if (!hasGlob(part)) return expand(dir === '/' ? `/${unescape(part)}` : `${dir}/${unescape(part)}`, rest, out);
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -83,14 +105,56 @@ function expand(dir: string, parts: string[], out: string[]): boolean {
   const matches = picomatch(bashGlob(part), { dot: false });
   for (const name of names.sort()) {
     if (!matches(name)) continue;
-    if (expand(path.join(dir, name), rest, out)) return true;
+    if (expand(dir === '/' ? `/${name}` : `${dir}/${name}`, rest, out)) return true;
   }
   return false;
 }
 
-/** picomatch reads `[!x]` as a set holding `!`; bash negates with it, as with `[^x]`. */
+/**
+ * picomatch and bash disagree on bracket expressions (`[!x]`, `[[=e=]]`, `[\e]`), so
+ * each is taken as any one character: a glob then matches at least what bash matches.
+ */
 function bashGlob(pattern: string): string {
-  return pattern.replace(/(^|[^\\])\[!/g, '$1[^');
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i]!;
+    if (char === '\\') {
+      out += pattern.slice(i, i + 2);
+      i += 1;
+      continue;
+    }
+    if (char === '[') {
+      const end = bracketEnd(pattern, i);
+      if (end !== -1) {
+        out += '?';
+        i = end;
+        continue;
+      }
+    }
+    out += char;
+  }
+  return out;
+}
+
+/** Where the bracket expression starting at `start` ends (its `]`), or -1 when it does not close. */
+function bracketEnd(pattern: string, start: number): number {
+  let i = start + 1;
+  if (pattern[i] === '!' || pattern[i] === '^') i += 1;
+  if (pattern[i] === ']') i += 1;
+  for (; i < pattern.length; i++) {
+    if (pattern[i] === '[' && /[:.=]/.test(pattern[i + 1] ?? '')) {
+      const close = pattern.indexOf(`${pattern[i + 1]}]`, i + 2);
+      if (close === -1) return -1;
+      i = close + 1;
+      continue;
+    }
+    if (pattern[i] === '\\') {
+      i += 1;
+      continue;
+    }
+    if (pattern[i] === ']') return i;
+  }
+  return -1;
 }
 
 function hasGlob(part: string): boolean {

@@ -1,7 +1,7 @@
 import type { Parser } from 'web-tree-sitter';
 import { withSyntaxTree, type SyntaxNode } from './parser.js';
 import { changeDirectory, cloneState, mergeStates, type ShellState } from './state.js';
-import { evaluateWord, unknownValue, type VariableValue, type WordScope, type WordValue } from './words.js';
+import { evaluateWord, evaluateWords, unknownValue, type VariableValue, type WordScope, type WordValue } from './words.js';
 import { applyBuiltin } from './builtins.js';
 import { sensitiveVariable, withoutLineContinuations } from './hazards.js';
 import { unwrapCommand } from './wrappers.js';
@@ -446,18 +446,12 @@ class Walker {
     const assignments = new Map<string, WordValue[]>();
     const words: WordValue[][] = [];
     const redirectNodes = [...outerRedirects];
+    // `.e\<newline>nv` and `.[\e]nv` are one word to bash; the grammar can make them two
+    // or more, so adjacent word nodes are read back as one.
+    const groups: SyntaxNode[][] = [];
     let previous: SyntaxNode | null = null;
     for (const child of node.namedChildren) {
-      if (child === null) continue;
-      // `.e\<newline>nv` is one word to bash; the grammar makes it two.
-      const joined = previous !== null && words.length > 0 && gapBetween(node, previous, child) === '\\\n';
-      previous = child;
-      if (joined && !child.type.endsWith('_redirect') && child.type !== 'variable_assignment') {
-        const left = words.pop()!;
-        const right = child.type === 'command_name' && child.namedChildren[0] ? evaluateWord(child.namedChildren[0], scope) : evaluateWord(child, scope);
-        words.push(left.flatMap((l) => right.map((r) => joinValues(l, r))));
-        continue;
-      }
+      if (child === null || child.type === 'comment') continue;
       if (child.type === 'variable_assignment') {
         const name = child.childForFieldName('name')?.text ?? '';
         const sensitive = sensitiveVariable(name);
@@ -465,15 +459,22 @@ class Walker {
         if (child.childForFieldName('name')?.type === 'subscript') this.problem('an array subscript is arithmetic that can run code the guard cannot see');
         const value = child.childForFieldName('value');
         assignments.set(name, value ? evaluateWord(value, scope) : [{ text: '', glob: null }]);
-      } else if (child.type === 'command_name') {
-        const inner = child.namedChildren[0];
-        words.push(inner ? evaluateWord(inner, scope) : [unknownValue('an empty command name')]);
-      } else if (child.type.endsWith('_redirect')) {
-        redirectNodes.push(child);
-      } else if (child.type !== 'comment') {
-        words.push(evaluateWord(child, scope));
+        previous = null;
+        continue;
       }
+      if (child.type.endsWith('_redirect')) {
+        redirectNodes.push(child);
+        previous = null;
+        continue;
+      }
+      const word = child.type === 'command_name' ? child.namedChildren[0] ?? null : child;
+      const gap = previous === null ? ' ' : gapBetween(node, previous, child);
+      if (word !== null && previous !== null && groups.length > 0 && (gap === '' || gap === '\\\n')) groups[groups.length - 1]!.push(word);
+      else if (word !== null) groups.push([word]);
+      else groups.push([]);
+      previous = child;
     }
+    for (const group of groups) words.push(group.length === 0 ? [unknownValue('an empty command name')] : evaluateWords(group, scope));
     const extraArgs: WordValue[][] = [];
     const redirects = this.redirects(redirectNodes, state, via, depth, extraArgs);
     words.push(...extraArgs);
@@ -644,15 +645,10 @@ function gapBetween(parent: SyntaxNode, left: SyntaxNode, right: SyntaxNode): st
   return parent.text.slice(left.endIndex - parent.startIndex, right.startIndex - parent.startIndex);
 }
 
-function joinValues(left: WordValue, right: WordValue): WordValue {
-  if (left.unknown !== undefined) return left;
-  if (right.unknown !== undefined) return right;
-  const glob = left.glob !== null || right.glob !== null ? `${left.glob ?? escapeGlob(left.text)}${right.glob ?? escapeGlob(right.text)}` : null;
-  return { text: left.text + right.text, glob };
-}
-
-function escapeGlob(text: string): string {
-  return text.replace(/[\\*?[\]{}]/g, '\\$&');
+/** Text in a heredoc body, which is data or was parsed again on its own. */
+function insideQuotedData(node: SyntaxNode): boolean {
+  for (let parent = node.parent; parent !== null; parent = parent.parent) if (parent.type === 'heredoc_body') return true;
+  return false;
 }
 
 /** A cd's success and failure only matter to the `&&` or `||` right after it. */
@@ -660,10 +656,4 @@ function settled(state: ShellState): ShellState {
   if (state.outcome === undefined) return state;
   const { outcome: _outcome, ...rest } = state;
   return rest;
-}
-
-/** Text in a heredoc body, which is data or was parsed again on its own. */
-function insideQuotedData(node: SyntaxNode): boolean {
-  for (let parent = node.parent; parent !== null; parent = parent.parent) if (parent.type === 'heredoc_body') return true;
-  return false;
 }

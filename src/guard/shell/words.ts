@@ -9,6 +9,8 @@ export interface WordValue {
   glob: string | null;
   /** Set when the value is not known before the command runs; `text` is then a placeholder. */
   unknown?: string;
+  /** Stands for any file under the directory in `text` (find's `{}`). */
+  subtree?: boolean;
 }
 
 /** What a variable holds at a point of the script: its possible values, or null when it cannot be known. */
@@ -34,7 +36,24 @@ export const unknownValue = (reason: string): WordValue => ({ text: '\u0000unkno
  * unset or computed variable) makes the whole word unknown, with the reason.
  */
 export function evaluateWord(node: SyntaxNode, scope: WordScope): WordValue[] {
-  const parts = pieces(node, scope, false);
+  return evaluateWords([node], scope);
+}
+
+/** Several grammar nodes that bash reads as one word, evaluated as one. */
+export function evaluateWords(nodes: SyntaxNode[], scope: WordScope): WordValue[] {
+  let parts: string[] | string = [''];
+  for (const node of nodes) {
+    const next = pieces(node, scope, false);
+    if (typeof next === 'string') {
+      parts = next;
+      break;
+    }
+    parts = (parts as string[]).flatMap((left) => next.map((right) => left + right));
+    if (parts.length > MAX_WORD_VALUES) {
+      parts = 'the word expands to too many values';
+      break;
+    }
+  }
   if (typeof parts === 'string') return [unknownValue(parts)];
   const values: WordValue[] = [];
   for (const escaped of parts) {

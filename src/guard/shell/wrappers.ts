@@ -215,17 +215,26 @@ function unwrapXargs(args: Args): Unwrapped {
 const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
 
 function unwrapFind(args: Args): Unwrapped | null {
+  const roots: Args = [];
+  for (const arg of args) {
+    if (arg.text.startsWith('-') || arg.text === '(' || arg.text === '!') break;
+    roots.push(arg);
+  }
+  if (roots.length === 0) roots.push({ text: '.', glob: null });
   const commands: Args[] = [];
   for (let i = 0; i < args.length; i++) {
     if (!FIND_EXEC.has(args[i]!.text)) continue;
-    const inner: Args = [];
     let j = i + 1;
+    const template: Args = [];
     for (; j < args.length; j++) {
       const text = args[j]!.text;
       if (text === ';' || (text === '+' && args[j - 1]?.text === '{}')) break;
-      inner.push(text.includes('{}') ? unknownValue('a file that find found') : args[j]!);
+      template.push(args[j]!);
     }
-    commands.push(inner);
+    // `{}` is any file under a root: judged as the root taken whole.
+    for (const root of roots) {
+      commands.push(template.map((arg) => (arg.text === '{}' ? { ...root, subtree: true } : arg.text.includes('{}') ? unknownValue('a file that find found') : arg)));
+    }
     i = j;
   }
   if (commands.length === 0) return null;

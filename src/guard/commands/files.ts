@@ -1,0 +1,89 @@
+import type { WordValue } from '../shell/words.js';
+import { hasOption, optionValues, parseArgs } from './options.js';
+import { unknownOption, use, type CommandEffects, type Hazard, type Known, type PathUse, type Unknown } from './types.js';
+
+const WRITERS: Record<string, { value: string[]; long: string[] }> = {
+  tee: { value: ['--output-error'], long: ['--append', '--ignore-interrupts'] },
+  touch: { value: ['-d', '-r', '-t', '--date', '--reference', '--time'], long: ['--no-create', '--no-dereference'] },
+  mkdir: { value: ['-m', '--mode', '--context'], long: ['--parents', '--verbose'] },
+  rmdir: { value: [], long: ['--ignore-fail-on-non-empty', '--parents', '--verbose'] },
+  truncate: { value: ['-s', '-r', '--size', '--reference'], long: ['--no-create', '--io-blocks'] },
+  shred: { value: ['-n', '-s', '--iterations', '--size', '--random-source', '--remove'], long: ['--force', '--exact', '--verbose', '--zero', '-u'] },
+  rm: { value: ['--interactive'], long: ['--force', '--one-file-system', '--no-preserve-root', '--preserve-root', '--recursive', '--dir', '--verbose'] },
+  unlink: { value: [], long: [] },
+};
+
+/** tee, touch, mkdir, rmdir, truncate, shred, rm, unlink: every operand is written (rm and unlink act on a link itself). */
+export function writerEffects(name: string, rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
+  const spec = WRITERS[name]!;
+  const parsed = parseArgs(rest, spec);
+  if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
+  const recursive = (name === 'rm' && hasOption(parsed, '-r', '-R', '--recursive')) || (name === 'rmdir' && hasOption(parsed, '-p', '--parents'));
+  const noFollow = name === 'rm' || name === 'unlink' || name === 'rmdir';
+  const paths = parsed.operands.map((v) => use(v, 'write', `${name} argument`, recursive, noFollow ? { noFollow: true } : {}));
+  paths.push(...optionValues(parsed, '-r', '--reference', '--random-source').map((v) => use(v, 'read', `${name} --reference`)));
+  return known(paths);
+}
+
+const COPY_VALUE = ['-t', '-S', '--target-directory', '--suffix', '--backup', '--preserve', '--no-preserve', '--reflink', '--sparse', '--context'];
+const COPY_LONG = ['--archive', '--attributes-only', '--copy-contents', '--dereference', '--force', '--interactive', '--no-dereference', '--no-clobber', '--parents', '--recursive', '--remove-destination', '--strip-trailing-slashes', '--no-target-directory', '--update', '--verbose', '--one-file-system', '--debug', '--exchange', '--no-copy', '--link', '--symbolic-link'];
+
+/** cp and mv: sources read (mv also removes them), the destination written. */
+export function copyEffects(name: 'cp' | 'mv', rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
+  const parsed = parseArgs(rest, { value: COPY_VALUE, long: COPY_LONG });
+  if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
+  // A link shares its target: a later write through it lands where the guard did not look.
+  if (hasOption(parsed, '-l', '-s', '--link', '--symbolic-link')) return unknown(`\`${name}\` making links lets later writes land elsewhere`);
+  const recursive = name === 'mv' || hasOption(parsed, '-r', '-R', '-a', '--recursive', '--archive');
+  const target = optionValues(parsed, '-t', '--target-directory')[0];
+  const sources = target ? parsed.operands : parsed.operands.slice(0, -1);
+  const destination = target ?? parsed.operands[parsed.operands.length - 1];
+  const paths: PathUse[] = [];
+  for (const source of sources) {
+    paths.push(use(source, 'read', `${name} source`, recursive, name === 'mv' ? { noFollow: true } : {}));
+    if (name === 'mv') paths.push(use(source, 'write', 'mv source', false, { noFollow: true }));
+  }
+  if (destination) paths.push(use(destination, 'write', `${name} destination`, recursive));
+  return known(paths);
+}
+
+export function ddEffects(rest: WordValue[], known: Known): CommandEffects {
+  const paths: PathUse[] = [];
+  for (const arg of rest) {
+    if (arg.text.startsWith('if=')) paths.push(use({ ...arg, text: arg.text.slice(3) }, 'read', 'dd if='));
+    if (arg.text.startsWith('of=')) paths.push(use({ ...arg, text: arg.text.slice(3) }, 'write', 'dd of='));
+  }
+  return known(paths);
+}
+
+/** chmod, chown, chgrp: the operands after the mode or owner are written; setuid bits and recursion are hard limits. */
+export function permissionEffects(name: string, rest: WordValue[], hazards: Hazard[], known: Known, unknown: Unknown): CommandEffects {
+  const parsed = parseArgs(rest, { value: ['--reference', '--from'], long: ['--changes', '--silent', '--quiet', '--verbose', '--no-preserve-root', '--preserve-root', '--recursive', '--dereference', '--no-dereference'] });
+  if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
+  const recursive = hasOption(parsed, '-R', '--recursive');
+  if (recursive) hazards.push({ rule: 'baseline.recursive-permissions', reason: `recursive \`${name}\`` });
+  const reference = hasOption(parsed, '--reference');
+  const mode = reference ? undefined : parsed.operands[0];
+  const files = reference ? parsed.operands : parsed.operands.slice(1);
+  if (name === 'chmod' && mode !== undefined && setsSpecialBits(mode.text)) hazards.push({ rule: 'baseline.privilege', reason: 'chmod sets a set-user-id or set-group-id bit' });
+  const paths = files.map((value) => use(value, 'write', name, recursive));
+  if (reference) return unknown(`\`${name} --reference\` copies modes the guard cannot see`, paths);
+  if (name !== 'chmod') return unknown(`\`${name}\` changes ownership`, paths);
+  return known(paths);
+}
+
+/** Octal modes of any length with 4000 or 2000 set, or symbolic `+s`, `u+s`, `g=s`. */
+export function setsSpecialBits(mode: string): boolean {
+  if (/^[0-7]+$/.test(mode)) return (Number.parseInt(mode, 8) & 0o6000) !== 0;
+  return /[+=][^,]*s/.test(mode);
+}
+
+/** mktemp makes a file in the run's private temp dir unless told to make it elsewhere. */
+export function mktempEffects(rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
+  const parsed = parseArgs(rest, { value: ['-p', '--tmpdir', '--suffix'], long: ['--directory', '--dry-run', '--quiet'] });
+  if (parsed.unknown.length > 0) return unknown(unknownOption('mktemp', parsed.unknown[0]!));
+  if (parsed.options.some((o) => o.name === '-p' || o.name === '--tmpdir' || o.name === '-t') || parsed.operands.some((v) => v.text.includes('/'))) {
+    return unknown('`mktemp` with a directory or path writes where the guard did not look');
+  }
+  return known([]);
+}
