@@ -4,44 +4,15 @@ import { changeDirectory, cloneState, mergeStates, type ShellState } from './sta
 import { evaluateWord, evaluateWords, unknownValue, type VariableValue, type WordScope, type WordValue } from './words.js';
 import { applyBuiltin } from './builtins.js';
 import { sensitiveVariable, withoutLineContinuations } from './hazards.js';
+import { readRedirects } from './redirects.js';
+import type { AnalyseOptions, Redirect, ShellAnalysis } from './types.js';
 import { unwrapCommand } from './wrappers.js';
 
-/** A redirection of one simple command: what it opens and how. */
-export interface Redirect {
-  operator: string;
-  /** Possible targets; empty for a descriptor copy such as `2>&1` or a heredoc. */
-  targets: WordValue[];
-  access: 'read' | 'write' | 'readwrite' | 'none';
-}
+export type { AnalyseOptions, Redirect, ShellAnalysis, SimpleCommand } from './types.js';
 
-/** One simple command as it will run: argv after expansion, where it runs, what it opens. */
-export interface SimpleCommand {
-  /** argv[0] is the command name; an empty list is a bare redirection such as `> file`. */
-  args: WordValue[];
-  /** The directory it runs in; null when the script makes it unknowable. */
-  cwd: string | null;
-  /** Variables set for this command only (`A=1 cmd`, `env A=1 cmd`). */
-  assignments: Map<string, WordValue[]>;
-  redirects: Redirect[];
-  /** Wrappers peeled off to reach it, outermost first: `timeout`, `bash -c`, `find -exec`. */
-  via: string[];
-  /** The source text it came from. */
-  source: string;
-}
-
-export interface ShellAnalysis {
-  commands: SimpleCommand[];
-  /** Why part of the script cannot be judged; any entry keeps the call from being allowed outright. */
-  problems: string[];
-}
-
-export interface AnalyseOptions {
-  cwd: string;
-  /** The environment the command will see: `$HOME`, `$TMPDIR`, `$USER` and friends. */
-  env: Record<string, string>;
-  /** Scripts longer than this are not analysed at all. */
-  maxLength?: number;
-}
+// One walker over bash's syntax tree, and one file: every construct changes the same
+// state (directories, variables, functions, a cd's outcome) that the next construct
+// reads, so splitting the walk would only spread that state across modules.
 
 export const MAX_SCRIPT_LENGTH = 20_000;
 const MAX_DEPTH = 6;
@@ -516,47 +487,15 @@ class Walker {
   }
 
   redirects(nodes: SyntaxNode[], state: ShellState, via: string[], depth: number, extraArgs: WordValue[][]): Redirect[] {
-    const scope = this.scope(state, via, depth);
-    const out: Redirect[] = [];
-    for (const node of nodes) {
-      if (node.type === 'heredoc_redirect') {
-        // The body's substitutions run (unless the delimiter is quoted, when the body is data).
-        const start = node.namedChildren.find((child) => child?.type === 'heredoc_start')?.text ?? '';
-        const body = node.namedChildren.find((child) => child?.type === 'heredoc_body');
-        if (body) for (const inner of body.descendantsOfType(['command_substitution', 'process_substitution'])) if (inner) this.visited.add(inner.id);
-        if (body && !/['"\\]/.test(start)) this.heredocSubstitutions(body.text, state, via, depth);
-        const nested = node.namedChildren.filter((child): child is SyntaxNode => child?.type === 'file_redirect');
-        out.push({ operator: '<<', targets: [], access: 'none' }, ...this.redirects(nested, state, via, depth, extraArgs));
-        continue;
-      }
-      if (node.type === 'herestring_redirect') {
-        this.substitutionsIn(node, state, via, depth);
-        out.push({ operator: '<<<', targets: [], access: 'none' });
-        continue;
-      }
-      if (node.type !== 'file_redirect') {
-        this.problem(`the guard does not analyse \`${node.type}\` redirections`);
-        continue;
-      }
-      const operator = node.children.find((child) => child !== null && !child.isNamed)?.type ?? '>';
-      const destinations = node.childrenForFieldName('destination').filter((child): child is SyntaxNode => child !== null);
-      const [first, ...rest] = destinations;
-      // The grammar hangs words after a redirection on it; bash gives them to the command.
-      for (const word of rest) extraArgs.push(evaluateWord(word, scope));
-      if (first === undefined) {
-        this.problem(`a \`${operator}\` redirection has no target`);
-        continue;
-      }
-      const targets = evaluateWord(first, scope);
-      const duplicate = (operator === '>&' || operator === '<&') && targets.every((t) => /^(\d+-?|-)$/.test(t.text));
-      if (duplicate) {
-        out.push({ operator, targets: [], access: 'none' });
-        continue;
-      }
-      const access = operator === '<' ? 'read' : operator === '<>' ? 'readwrite' : operator === '<&' ? 'read' : 'write';
-      out.push({ operator, targets, access });
-    }
-    return out;
+    return readRedirects(nodes, this.scope(state, via, depth), extraArgs, {
+      problem: (text) => this.problem(text),
+      substitutionsIn: (node) => this.substitutionsIn(node, state, via, depth),
+      heredoc: (body, expands) => {
+        // The grammar's own substitution nodes in the body are superseded by the parse of the body.
+        for (const inner of body.descendantsOfType(['command_substitution', 'process_substitution'])) if (inner) this.visited.add(inner.id);
+        if (expands) this.heredocSubstitutions(body.text, state, via, depth);
+      },
+    });
   }
 
   emit(command: { args: WordValue[]; cwds: (string | null)[]; assignments: Map<string, WordValue[]>; redirects: Redirect[]; via: string[]; source: string }): void {
