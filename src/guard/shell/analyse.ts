@@ -1,9 +1,9 @@
 import type { Parser } from 'web-tree-sitter';
 import { withSyntaxTree, type SyntaxNode } from './parser.js';
 import { changeDirectory, cloneState, mergeStates, type ShellState } from './state.js';
-import { evaluateWord, evaluateWords, unknownValue, type VariableValue, type WordScope, type WordValue } from './words.js';
+import { evaluateArgument, evaluateWord, unknownValue, type VariableValue, type WordScope, type WordValue } from './words.js';
 import { applyBuiltin } from './builtins.js';
-import { sensitiveVariable, withoutLineContinuations } from './hazards.js';
+import { sensitiveVariable, substitutionsInText, withoutLineContinuations } from './hazards.js';
 import { readRedirects } from './redirects.js';
 import type { AnalyseOptions, Redirect, ShellAnalysis } from './types.js';
 import { unwrapCommand } from './wrappers.js';
@@ -174,11 +174,18 @@ class Walker {
         return this.branches(node, state, via, depth);
       case 'while_statement':
       case 'until_statement': {
+        // A loop's second pass starts from what its first pass set, so it is walked twice.
         const condition = node.childForFieldName('condition');
         const body = node.childForFieldName('body');
-        const afterCondition = condition ? this.statement(condition, state, via, depth) : state;
-        const afterBody = body ? this.statement(body, afterCondition, via, depth) : afterCondition;
-        return mergeStates([afterCondition, afterBody]);
+        let current = state;
+        const seen: ShellState[] = [state];
+        for (let pass = 0; pass < 2; pass++) {
+          const afterCondition = condition ? this.statement(condition, current, via, depth) : current;
+          const afterBody = body ? this.statement(body, afterCondition, via, depth) : afterCondition;
+          seen.push(afterCondition, afterBody);
+          current = mergeStates(seen);
+        }
+        return current;
       }
       case 'for_statement':
         return this.forLoop(node, state, via, depth);
@@ -197,10 +204,15 @@ class Walker {
           for (const pattern of item.childrenForFieldName('value')) if (pattern) this.substitutionsIn(pattern, state, via, depth);
         }
         const results = [state];
+        let fallingFrom: ShellState | null = null;
         for (const item of node.namedChildren) {
           if (item?.type !== 'case_item') continue;
           const body = item.namedChildren.filter((child) => child !== null && !item.childrenForFieldName('value').some((v) => v?.id === child.id));
-          results.push(this.statements(body, state, via, depth));
+          // `;&` and `;;&` carry on into the next item with what this one set.
+          const start: ShellState = fallingFrom === null ? state : mergeStates([state, fallingFrom]);
+          const after = this.statements(body, start, via, depth);
+          results.push(after);
+          fallingFrom = item.children.some((child) => child?.type === ';&' || child?.type === ';;&') ? after : null;
         }
         return mergeStates(results);
       }
@@ -292,8 +304,13 @@ class Walker {
       }
     }
     const body = node.childForFieldName('body');
-    const afterBody = body ? this.statement(body, next, via, depth) : next;
-    return mergeStates([state, afterBody]);
+    if (body === null) return mergeStates([state, next]);
+    // The second pass starts from what the first pass set.
+    const first = this.statement(body, next, via, depth);
+    const secondStart = cloneState(mergeStates([next, first]));
+    if (variable !== undefined) secondStart.vars.set(variable, next.vars.get(variable) ?? null);
+    const second = this.statement(body, secondStart, via, depth);
+    return mergeStates([state, first, second]);
   }
 
   redirected(node: SyntaxNode, state: ShellState, via: string[], depth: number): ShellState {
@@ -402,7 +419,7 @@ class Walker {
       if (child?.type === 'variable_name' && sensitiveVariable(child.text) !== null) this.problem(sensitiveVariable(child.text)!);
       if (child === null || child.type === 'variable_assignment' || child.type === 'variable_name') continue;
       if (child.type === 'word' && child.text.startsWith('-')) {
-        if (/[niaAfF]/.test(child.text.slice(1))) this.problem(`\`${node.text.slice(0, 60)}\` declares names, integers, arrays or functions the guard cannot follow`);
+        if (/[^rxgp]/.test(child.text.slice(1))) this.problem(`\`${node.text.slice(0, 60)}\` declares names, integers, arrays or functions the guard cannot follow`);
         continue;
       }
       this.problem(`\`${node.text.slice(0, 60)}\` declares a variable the guard cannot follow`);
@@ -415,7 +432,7 @@ class Walker {
     const state = this.assignedByExpansions(node, incoming);
     const scope = this.scope(state, via, depth);
     const assignments = new Map<string, WordValue[]>();
-    const words: WordValue[][] = [];
+    const words: WordValue[][][] = [];
     const redirectNodes = [...outerRedirects];
     // `.e\<newline>nv` and `.[\e]nv` are one word to bash; the grammar can make them two
     // or more, so adjacent word nodes are read back as one.
@@ -445,10 +462,10 @@ class Walker {
       else groups.push([]);
       previous = child;
     }
-    for (const group of groups) words.push(group.length === 0 ? [unknownValue('an empty command name')] : evaluateWords(group, scope));
+    for (const group of groups) words.push(group.length === 0 ? [[unknownValue('an empty command name')]] : evaluateArgument(group, scope));
     const extraArgs: WordValue[][] = [];
     const redirects = this.redirects(redirectNodes, state, via, depth, extraArgs);
-    words.push(...extraArgs);
+    words.push(...extraArgs.map((alternatives) => alternatives.map((value) => [value])));
     let variants = cartesian(words);
     if (variants.length > MAX_VARIANTS) {
       this.problem('the command expands to too many variants to check each one');
@@ -464,14 +481,17 @@ class Walker {
 
   /**
    * An unquoted heredoc body expands like a double-quoted string. The grammar misses
-   * substitutions in indented and backquoted forms, so the body is parsed again as one.
+   * substitutions in indented and backquoted forms, so they are found in the body's
+   * text and each is parsed on its own.
    */
   heredocSubstitutions(body: string, state: ShellState, via: string[], depth: number): void {
-    const asString = `: "${body.replace(/\\(?=[^$`\\\n])/g, '\\\\').replace(/"/g, '\\"')}"`;
-    withSyntaxTree(this.parser, asString, (root) => {
-      if (root.hasError) this.problem('a heredoc body does not parse as a string');
-      this.substitutionsIn(root, state, via, depth);
-    });
+    const found = substitutionsInText(body);
+    if (found === null) {
+      this.problem('a heredoc body holds a substitution the guard cannot delimit');
+      return;
+    }
+    if (found.arithmetic) this.problem('arithmetic on variables can run code the guard cannot see');
+    for (const script of found.scripts) this.script(script, cloneState(state), [...via, '$()'], depth + 1);
   }
 
   /** `${F:=x}` and `${F=x}` assign as they expand: after them the variable is not known. */
@@ -490,6 +510,10 @@ class Walker {
     return readRedirects(nodes, this.scope(state, via, depth), extraArgs, {
       problem: (text) => this.problem(text),
       substitutionsIn: (node) => this.substitutionsIn(node, state, via, depth),
+      trailing: (nodes) => {
+        this.problem('commands follow a heredoc marker on its line, which the parser reads out of order');
+        this.statements(nodes, cloneState(state), via, depth);
+      },
       heredoc: (body, expands) => {
         // The grammar's own substitution nodes in the body are superseded by the parse of the body.
         for (const inner of body.descendantsOfType(['command_substitution', 'process_substitution'])) if (inner) this.visited.add(inner.id);
@@ -568,11 +592,12 @@ class Walker {
   }
 }
 
-function cartesian(words: WordValue[][]): WordValue[][] {
+/** Every argv the arguments can make: one alternative of each argument, its brace words spliced in. */
+function cartesian(words: WordValue[][][]): WordValue[][] {
   let results: WordValue[][] = [[]];
   for (const alternatives of words) {
     const next: WordValue[][] = [];
-    for (const prefix of results) for (const value of alternatives) next.push([...prefix, value]);
+    for (const prefix of results) for (const spliced of alternatives) next.push([...prefix, ...spliced]);
     results = next;
     if (results.length > MAX_VARIANTS * 4) return results;
   }

@@ -83,12 +83,13 @@ function expandRange(body: string): string[] | null {
     }
     return out;
   }
-  const letters = /^([A-Za-z])\.\.([A-Za-z])$/.exec(body);
+  const letters = /^([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?\d+))?$/.exec(body);
   if (letters !== null) {
     const from = letters[1]!.charCodeAt(0);
     const to = letters[2]!.charCodeAt(0);
+    const step = Math.abs(Number(letters[3] ?? 1)) || 1;
     const out: string[] = [];
-    for (let c = from; from <= to ? c <= to : c >= to; c += from <= to ? 1 : -1) out.push(String.fromCharCode(c));
+    for (let c = from; from <= to ? c <= to : c >= to; c += from <= to ? step : -step) out.push(String.fromCharCode(c));
     return out;
   }
   return null;

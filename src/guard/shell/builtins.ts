@@ -58,11 +58,23 @@ export function applyBuiltin(name: string, args: WordValue[], state: ShellState,
     case 'shopt':
       if (args.some((arg) => arg.text === '-s')) context.problem('`shopt -s` changes how bash expands words');
       return state;
-    case 'set':
-      if (args.some((arg) => /^-[^-]*P/.test(arg.text)) || args.some((arg, i) => arg.text === '-o' && /physical/.test(args[i + 1]?.text ?? ''))) {
-        context.problem('`set -P` makes cd follow symlinks in ways the guard does not model');
+    case 'set': {
+      // Only options that stop or trace a script are harmless; -k, -H, -P, -B and the
+      // like change how later words are read or where cd goes.
+      for (let i = 0; i < args.length; i++) {
+        const text = args[i]!.text;
+        if (text === '--' || text === '-') break;
+        if (text === '-o' || text === '+o') {
+          const option = args[i + 1]?.text ?? '';
+          if (!['errexit', 'nounset', 'pipefail', 'xtrace', 'verbose', 'noglob', 'noclobber', 'noexec'].includes(option)) context.problem(`\`set ${text} ${option}\` changes how bash reads what follows`);
+          i += 1;
+          continue;
+        }
+        if (/^[-+]/.test(text) && /[^euxvfnC]/.test(text.slice(1))) context.problem(`\`set ${text}\` changes how bash reads what follows`);
+        if (!/^[-+]/.test(text)) break;
       }
       return state;
+    }
     case 'hash':
       if (args.some((arg) => /^-[^-]*p/.test(arg.text))) context.problem('`hash -p` makes a name run another program');
       return state;

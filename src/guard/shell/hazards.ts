@@ -72,3 +72,69 @@ export function withoutLineContinuations(parser: Parser, source: string): string
   }
   return out;
 }
+
+/**
+ * The command substitutions of text that expands like a double-quoted string (an
+ * unquoted heredoc body): `$(…)` with its nesting and quotes followed, and backquotes.
+ * Returns the inner scripts, or null when the text does not close them the way bash
+ * would need it to (the caller then refuses to judge).
+ */
+export function substitutionsInText(text: string): { scripts: string[]; arithmetic: boolean } | null {
+  const scripts: string[] = [];
+  let arithmetic = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (char === '\\') {
+      i += 1;
+      continue;
+    }
+    if (char === '`') {
+      let end = i + 1;
+      for (; end < text.length && text[end] !== '`'; end++) if (text[end] === '\\') end += 1;
+      if (end >= text.length) return null;
+      const inner = text.slice(i + 1, end);
+      if (inner.includes('\\`')) return null;
+      scripts.push(inner.replace(/\\([$`\\])/g, '$1'));
+      i = end;
+      continue;
+    }
+    if (char === '$' && text[i + 1] === '(') {
+      const end = closingParen(text, i + 1);
+      if (end === -1) return null;
+      const inner = text.slice(i + 2, end);
+      if (inner.startsWith('(') && inner.endsWith(')')) {
+        // $(( … )): arithmetic, which names variables at its peril; its own $( ) still run.
+        if (/[A-Za-z_]/.test(inner)) arithmetic = true;
+        const nested = substitutionsInText(inner.slice(1, -1));
+        if (nested === null) return null;
+        scripts.push(...nested.scripts);
+      } else {
+        scripts.push(inner);
+      }
+      i = end;
+    }
+  }
+  return { scripts, arithmetic };
+}
+
+/** Index of the `)` that closes the `(` at `open`, skipping quotes, escapes and nested parentheses. */
+function closingParen(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const char = text[i];
+    if (char === '\\') i += 1;
+    else if (char === "'") {
+      const close = text.indexOf("'", i + 1);
+      if (close === -1) return -1;
+      i = close;
+    } else if (char === '"') {
+      for (i += 1; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i += 1;
+      if (i >= text.length) return -1;
+    } else if (char === '(') depth += 1;
+    else if (char === ')') {
+      depth -= 1;
+      if (depth === 0) return i;
+    }
+  }
+  return -1;
+}

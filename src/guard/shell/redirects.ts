@@ -8,6 +8,8 @@ export interface RedirectHooks {
   substitutionsIn(node: SyntaxNode): void;
   /** A heredoc body; `expands` when its delimiter is unquoted, so substitutions in it run. */
   heredoc(body: SyntaxNode, expands: boolean): void;
+  /** Commands the grammar hangs inside a heredoc redirection (`cat <<EOF && rm x`): they run after it. */
+  trailing(nodes: SyntaxNode[]): void;
 }
 
 /**
@@ -23,6 +25,8 @@ export function readRedirects(nodes: SyntaxNode[], scope: WordScope, extraArgs: 
       const body = node.namedChildren.find((child) => child?.type === 'heredoc_body');
       if (body) hooks.heredoc(body, !/['"\\]/.test(start));
       const nested = node.namedChildren.filter((child): child is SyntaxNode => child?.type === 'file_redirect');
+      const trailing = node.namedChildren.filter((child): child is SyntaxNode => child !== null && !['heredoc_start', 'heredoc_body', 'heredoc_end', 'file_redirect'].includes(child.type));
+      if (trailing.length > 0) hooks.trailing(trailing);
       out.push({ operator: '<<', targets: [], access: 'none' }, ...readRedirects(nested, scope, extraArgs, hooks));
       continue;
     }

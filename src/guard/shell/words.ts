@@ -41,6 +41,15 @@ export function evaluateWord(node: SyntaxNode, scope: WordScope): WordValue[] {
 
 /** Several grammar nodes that bash reads as one word, evaluated as one. */
 export function evaluateWords(nodes: SyntaxNode[], scope: WordScope): WordValue[] {
+  return evaluateArgument(nodes, scope).flat();
+}
+
+/**
+ * One argument as bash expands it: alternatives (a variable may hold one of several
+ * values), each a list of the words brace expansion makes of it (`{KEY,.env}` is two
+ * arguments, not a choice between them).
+ */
+export function evaluateArgument(nodes: SyntaxNode[], scope: WordScope): WordValue[][] {
   let parts: string[] | string = [''];
   for (const node of nodes) {
     const next = pieces(node, scope, false);
@@ -54,16 +63,17 @@ export function evaluateWords(nodes: SyntaxNode[], scope: WordScope): WordValue[
       break;
     }
   }
-  if (typeof parts === 'string') return [unknownValue(parts)];
-  const values: WordValue[] = [];
+  if (typeof parts === 'string') return [[unknownValue(parts)]];
+  const alternatives: WordValue[][] = [];
+  let count = 0;
   for (const escaped of parts) {
-    for (const expanded of expandBraces(escaped, MAX_WORD_VALUES)) {
-      values.push(finish(expandTilde(expanded, scope.home)));
-      if (values.length > MAX_WORD_VALUES) return [unknownValue('the word expands to too many values')];
-    }
+    const words = expandBraces(escaped, MAX_WORD_VALUES).map((expanded) => finish(expandTilde(expanded, scope.home)));
+    count += words.length;
+    if (count > MAX_WORD_VALUES) return [[unknownValue('the word expands to too many values')]];
+    alternatives.push(words);
   }
-  if (values.some((value) => value.text.includes('\u0000unknown-tilde'))) return [unknownValue('`~user` is not resolved')];
-  return values;
+  if (alternatives.flat().some((value) => value.text.includes('\u0000unknown-tilde'))) return [[unknownValue('`~user` is not resolved')]];
+  return alternatives;
 }
 
 /**
@@ -141,7 +151,8 @@ function parameter(node: SyntaxNode, scope: WordScope, quoted: boolean): string[
   const results: string[] = [];
   for (const v of value) {
     if (quoted) {
-      results.push(escapeAll(v.text));
+      // A loop variable over a glob is one of the files it matched, quoted or not.
+      results.push(v.glob ?? escapeAll(v.text));
       continue;
     }
     // Unquoted, the value is split on whitespace and globbed: a split changes the

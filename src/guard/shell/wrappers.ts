@@ -94,11 +94,17 @@ function skipOptions(args: Args, withValue: Set<string>, alsoOption?: RegExp): A
     const text = args[i]!.text;
     if (text === '--') return args.slice(i + 1);
     if (!text.startsWith('-') || text === '-') break;
-    if (alsoOption?.test(text) || text.includes('=')) {
+    if (alsoOption?.test(text) || (text.startsWith('--') && text.includes('='))) {
       i += 1;
       continue;
     }
-    i += withValue.has(text) ? 2 : 1;
+    if (text.startsWith('--')) {
+      i += withValue.has(text) ? 2 : 1;
+      continue;
+    }
+    // `-ca name`: the first flag of a cluster that takes a value takes the rest, or the next word.
+    const at = [...text.slice(1)].findIndex((flag) => withValue.has(`-${flag}`));
+    i += at !== -1 && at === text.length - 2 ? 2 : 1;
   }
   return args.slice(i);
 }
@@ -195,8 +201,9 @@ function unwrapShell(name: string, args: Args): Unwrapped | null {
 }
 
 function unwrapWatch(args: Args): Unwrapped {
-  const execMode = args.some((arg) => arg.text === '-x' || arg.text === '--exec');
   const rest = skipOptions(args, new Set(['-n', '--interval', '-q', '--equexit', '-s', '--shotsdir']));
+  const own = args.slice(0, args.length - rest.length);
+  const execMode = own.some((arg) => arg.text === '--exec' || /^-[a-zA-Z]*x[a-zA-Z]*$/.test(arg.text));
   if (execMode) return { wrapper: 'watch', commands: [rest], scripts: [], assignments: new Map() };
   if (rest.some((arg) => arg.unknown !== undefined)) return { wrapper: 'watch', commands: [], scripts: [], assignments: new Map(), problem: '`watch` runs a command the guard cannot read' };
   return { wrapper: 'watch', commands: [], scripts: [rest.map((arg) => arg.text).join(' ')], assignments: new Map() };
