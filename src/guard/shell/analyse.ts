@@ -288,7 +288,8 @@ class Walker {
       }
     }
     if (body !== null) results.push(body);
-    if (!node.children.some((child) => child?.type === 'else_clause')) results.push(afterCondition);
+    // Without an else, no branch may run; an else clause itself always runs its body.
+    if (node.type !== 'else_clause' && !node.children.some((child) => child?.type === 'else_clause')) results.push(afterCondition);
     return mergeStates(results);
   }
 
