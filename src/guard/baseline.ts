@@ -3,6 +3,7 @@ import picomatch from 'picomatch';
 import type { CallFacts, CallSite, PathFact } from './facts.js';
 import { HISTORY_ORIGIN } from './commands/git.js';
 import { classify, filesUnder } from './facts.js';
+import { resolvePhysical } from './paths/resolve.js';
 
 /** One finding of the baseline's hard limits, with the rule id the decision names. */
 export interface Finding {
@@ -49,12 +50,18 @@ export function baselineFindings(facts: CallFacts, site: CallSite, fence: Fence)
 }
 
 /** The fence at the moment of writing: forbid beats allow. Returns why a relative path may not be written, or null. */
-export function fenceJudge(fence: Fence): (relative: string) => { rule: string; reason: string } | null {
+export function fenceJudge(fence: Fence): (relative: string, whole?: boolean) => { rule: string; reason: string } | null {
   const allow = fence.allow.map((glob) => ({ glob, match: picomatch(glob, { dot: true }) }));
   const forbid = fence.forbid.map((glob) => ({ glob, match: picomatch(glob, { dot: true }) }));
   // A directory that allowed files live under may be created.
   const allowBases = fence.allow.map((glob) => picomatch.scan(glob).base).filter((base) => base !== '');
-  return (relative) => {
+  const forbidBases = fence.forbid.map((glob) => ({ glob, base: picomatch.scan(glob).base }));
+  return (relative, whole = false) => {
+    // Written whole (rm -r, a glob's reach): any forbidden tree that can lie under it counts.
+    if (whole) {
+      const reach = forbidBases.find((f) => relative === '.' || f.base === '' || f.base === relative || f.base.startsWith(`${relative}/`));
+      if (reach) return { rule: 'fence.forbidden', reason: `${relative} holds paths the ticket's forbid glob ${reach.glob} covers` };
+    }
     const forbidden = forbid.find((f) => f.match(relative));
     if (forbidden) return { rule: 'fence.forbidden', reason: `${relative} matches the ticket's forbid glob ${forbidden.glob}` };
     if (allow.some((a) => a.match(relative))) return null;
@@ -90,7 +97,7 @@ function writeFinding(fact: PathFact, judge: ReturnType<typeof fenceJudge>): Fin
   if (fact.tmp) return null;
   if (!fact.inside) return { effect: 'deny', rule: 'baseline.write-outside', reason: `${shown(fact)} is outside the worktree` };
   if (fact.relative === '.') return { effect: 'deny', rule: 'fence.outside-allow', reason: 'the whole worktree is written' };
-  const verdict = judge(fact.relative!);
+  const verdict = judge(fact.relative!, fact.recursive);
   return verdict === null ? null : { effect: 'deny', rule: verdict.rule, reason: verdict.reason };
 }
 
@@ -105,7 +112,7 @@ function firstFinding(facts: PathFact[], judge: ReturnType<typeof fenceJudge>): 
 function subtree(fact: PathFact, site: CallSite): PathFact[] {
   const files = filesUnder(fact.path!);
   if (files === null) return [{ ...fact, path: null, unknown: 'too many files under it to check' }];
-  return files.map((file) => classify(fact.given, file, 'write', false, fact.origin, site, fact.glob));
+  return files.map((file) => classify(fact.given, fact.followsLinks ? followed(file) : file, 'write', false, fact.origin, site, fact.glob));
 }
 
 /** The first secret file under a directory read whole, or null. rg skips hidden files unless told otherwise. */
@@ -115,18 +122,29 @@ function secretUnder(fact: PathFact, site: CallSite): string | null {
   if (!fact.inside && home !== undefined && (home === dir || home.startsWith(dir === '/' ? '/' : dir + path.sep))) return `the home directory ${home}`;
   if (fact.origin.startsWith('Grep tool')) return null; // the Grep tool itself skips secret files
   if (fact.origin === HISTORY_ORIGIN) {
-    const tracked = site.trackedSecrets()[0];
-    return tracked === undefined ? null : `${path.relative(site.worktree, tracked)}, a secret git tracks`;
+    const tracked = site.trackedSecrets().find((file) => file === dir || file.startsWith(dir === '/' ? '/' : `${dir}${path.sep}`));
+    return tracked === undefined ? null : `${path.relative(site.worktree, tracked) || tracked}, a secret git tracks`;
   }
   const files = filesUnder(dir, fact.origin.includes('hidden files skipped'));
   if (files === null) return 'more files than the guard can check';
   const only = fact.only === undefined ? null : picomatch(fact.only, { dot: true, basename: true });
+  const except = fact.except === undefined ? null : picomatch(fact.except, { dot: true });
   for (const file of files) {
     if (only !== null && !only(file)) continue;
-    const item = classify(fact.given, file, 'read', false, fact.origin, site, false);
+    if (except !== null && path.relative(dir, file).split(path.sep).some((part) => except(part))) continue;
+    const item = classify(fact.given, fact.followsLinks ? followed(file) : file, 'read', false, fact.origin, site, false);
     if (item.secret) return path.relative(site.worktree, file) || file;
   }
   return null;
+}
+
+/** Where a file under a directory taken whole really is, when the command follows symlinks. */
+function followed(file: string): string {
+  try {
+    return resolvePhysical(file, '/');
+  } catch {
+    return file;
+  }
 }
 
 function shown(fact: PathFact): string {

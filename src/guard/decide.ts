@@ -109,7 +109,8 @@ function cover(facts: CallFacts, context: DecideContext, allowRules: PatternRule
       continue;
     }
     if (command.effects.known) continue;
-    const rule = ruleCovering((r) => r.tool === 'Bash' && (r.specifier === null || commandMatches(r.specifier, command, false)));
+    // An allow rule covers only what it can see: not a command with an argument known only when it runs.
+    const rule = command.unknownArgs.length > 0 ? null : ruleCovering((r) => r.tool === 'Bash' && (r.specifier === null || commandMatches(r.specifier, command, false)));
     if (rule) {
       used.add(rule);
       continue;
@@ -138,7 +139,8 @@ function pathCovered(fact: PathFact, judge: ReturnType<typeof fenceJudge>): bool
   if (fact.path === null) return false;
   if (fact.pseudo) return true;
   if (fact.access === 'write') return fact.tmp || (fact.inside && !fact.git && fact.relative !== '.' && judge(fact.relative!) === null);
-  return (fact.inside || fact.tmp) && !fact.secret && !fact.git;
+  // Listing a secret's name is not reading it.
+  return (fact.inside || fact.tmp) && (fact.access === 'list' || !fact.secret) && !fact.git;
 }
 
 function pathRuleCovers(rule: PatternRule, fact: PathFact, tool: string, home: string | null, worktree: string): boolean {

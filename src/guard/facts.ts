@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import { commandEffects, type Access, type CommandEffects, type PathUse } from './commands/effects.js';
@@ -45,6 +45,10 @@ export interface PathFact {
   unknown?: string;
   /** Only files under `path` whose names match these globs are read. */
   only?: string[];
+  /** Symlinks under `path` are followed when it is taken whole. */
+  followsLinks?: boolean;
+  /** Files under `path` whose names (or a folder on the way) match these globs are skipped. */
+  except?: string[];
 }
 
 export interface CommandFact {
@@ -113,12 +117,29 @@ function resolveUse(used: PathUse, command: SimpleCommand, site: CallSite): Path
   if (value.unknown !== undefined) return [unknownPath(given, access, recursive, origin, value.unknown)];
   if (command.cwd === null && !path.isAbsolute(value.text)) return [unknownPath(given, access, recursive, origin, 'the directory it runs in is not known')];
   const cwd = command.cwd ?? site.worktree;
-  const extra = { ...(used.noFollow ? { noFollow: true } : {}), ...(used.only ? { only: used.only } : {}) };
+  const extra = { ...(used.only ? { only: used.only } : {}), ...(used.except ? { except: used.except } : {}), ...(used.followsLinks ? { followsLinks: true } : {}) };
+  if (used.keepsLink && value.glob === null) {
+    // A renamed symlink can be written through next: where it points is looked at.
+    const target = linkTarget(value.text, cwd);
+    if (target !== null) return [{ ...pathFact(given, value.text, cwd, access, recursive, origin, site, false, true), ...extra }, classify(given, target, 'list', false, 'symlink target', site, false)];
+  }
   if (value.glob === null) return [{ ...pathFact(given, value.text, cwd, access, recursive, origin, site, false, used.noFollow), ...extra }];
-  const { paths, truncated } = globCandidates(value.glob, cwd);
+  const { paths, truncated, base } = globCandidates(value.glob, cwd);
   const facts = paths.map((candidate) => ({ ...pathFact(given, candidate, '/', access, recursive, origin, site, true, used.noFollow), ...extra }));
+  // A write through a glob reaches whatever it may match later: its fixed base counts as written whole.
+  if (access === 'write') facts.push({ ...pathFact(given, base, '/', 'write', true, `${origin} (glob)`, site, true), ...extra });
   if (truncated) facts.push(unknownPath(given, access, recursive, origin, 'the glob matches too many files to check each'));
   return facts;
+}
+
+/** Where a symlink points (resolved), or null when the path is not a symlink. */
+function linkTarget(text: string, cwd: string): string | null {
+  const entry = resolveLinkItself(text, cwd);
+  try {
+    return lstatSync(entry).isSymbolicLink() ? resolvePhysical(entry, '/') : null;
+  } catch {
+    return null;
+  }
 }
 
 function uniquePaths(paths: PathFact[]): PathFact[] {

@@ -18,6 +18,7 @@ const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https',
 const PRIVILEGE = new Set(['sudo', 'doas', 'su', 'pkexec', 'runuser', 'chroot', 'setcap', 'setpriv', 'unshare', 'nsenter', 'capsh']);
 const DEVICE_TOOLS = new Set(['mkfs', 'fdisk', 'sfdisk', 'parted', 'wipefs', 'mkswap', 'swapon', 'losetup', 'mount', 'umount', 'blkdiscard', 'hdparm']);
 const BROAD_KILLERS = new Set(['killall', 'pkill', 'killall5', 'skill', 'slay']);
+const VERSION_FLAGS = new Set(['--version', '-v', '-V']);
 const HARMLESS_GIT_ENV = /^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TERMINAL_PROMPT$/;
 
 /** Commands that print or compute without touching files named by their arguments. */
@@ -49,6 +50,8 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
     base.hazards.push({ rule: 'baseline.privilege', reason: `\`${name}\` changes privileges or the root` });
     return unknown(`\`${name}\` changes privileges`, [], { wrapper: true });
   }
+  // `node --version`: a program found on PATH asked only for its version.
+  if (rest.length === 1 && VERSION_FLAGS.has(rest[0]!.text) && !nameValue.text.includes('/')) return known([]);
   if (WRAPPERS.has(name)) return wrapperEffects(name, rest, known, unknown);
   if (SHELLS.has(name)) {
     const inline = rest.some((arg) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(arg.text));
@@ -73,7 +76,7 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
   if (name === 'chmod' || name === 'chown' || name === 'chgrp') return permissionEffects(name, rest, base.hazards, known, unknown);
   if (name === 'git') return gitEffects(rest, base);
   if (name === 'date') {
-    const parsed = parseArgs(rest, { value: ['-d', '-f', '-r', '-I', '--date', '--file', '--reference', '--iso-8601', '--rfc-3339', '--resolution'], long: ['--debug', '--rfc-email', '--utc', '--universal'] });
+    const parsed = parseArgs(rest, { value: ['-d', '-f', '-r', '--date', '--file', '--reference', '--rfc-3339', '--resolution'], optional: ['-I', '--iso-8601'], long: ['--debug', '--rfc-email', '--utc', '--universal'] });
     if (parsed.unknown.length > 0 || hasOption(parsed, '-s')) return unknown('`date` may set the clock');
     return known(optionValues(parsed, '-f', '--file', '-r', '--reference').map((v) => use(v, 'read', 'date --file')));
   }
@@ -85,7 +88,8 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
     const runs = parsed.options.find((option) => spec.runs?.includes(option.name));
     if (runs !== undefined) return unknown(`\`${name} ${runs.name}\` runs other programs`);
     const recursive = spec.recursive?.some((flag) => hasOption(parsed, flag)) ?? false;
-    const paths = spec.operands === 'none' ? [] : parsed.operands.map((value) => use(value, spec.operands === 'list' ? 'list' : 'read', `${name} argument`, recursive));
+    // Listing looks at an entry itself (`ls -l link`), unless a trailing slash asks for what it points to.
+    const paths = spec.operands === 'none' ? [] : parsed.operands.map((value) => use(value, spec.operands === 'list' ? 'list' : 'read', `${name} argument`, recursive, spec.operands === 'list' && !value.text.endsWith('/') ? { noFollow: true } : {}));
     paths.push(...optionValues(parsed, ...(spec.reads ?? [])).map((value) => use(value, 'read', `${name} option`)));
     paths.push(...optionValues(parsed, ...(spec.writes ?? [])).map((value) => use(value, 'write', `${name} option`)));
     if (name === 'tail' && hasOption(parsed, '-f', '-F', '--follow')) return unknown('`tail -f` never ends by itself', paths);
@@ -114,9 +118,9 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
     case 'sort':
       return sortEffects(rest, known, unknown);
     case 'uniq':
-      return inputOutputEffects('uniq', rest, ['-f', '-s', '-w', '--skip-fields', '--skip-chars', '--check-chars', '--all-repeated', '--group'], ['--count', '--repeated', '--ignore-case', '--unique', '--zero-terminated'], known, unknown);
+      return inputOutputEffects('uniq', rest, ['-f', '-s', '-w', '--skip-fields', '--skip-chars', '--check-chars'], ['--count', '--repeated', '--ignore-case', '--unique', '--zero-terminated'], known, unknown, ['--all-repeated', '--group']);
     case 'xxd':
-      return inputOutputEffects('xxd', rest, ['-c', '-g', '-l', '-o', '-s', '-n', '-C', '-cols', '-groupsize', '-len', '-seek', '-name'], [], known, unknown);
+      return xxdEffects(rest, known, unknown);
     case 'diff':
     case 'diff3':
     case 'sdiff':
@@ -134,7 +138,7 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
     case 'mv':
       return copyEffects(name, rest, known, unknown);
     case 'dd':
-      return ddEffects(rest, known);
+      return ddEffects(rest, known, unknown);
     case 'mktemp':
       return mktempEffects(rest, known, unknown);
     case 'ln':
@@ -145,6 +149,27 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
   }
 }
 
+/** xxd takes whole-word options (`-ps`, `-cols 8`), never clusters; `[input [output]]` after them. */
+function xxdEffects(rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
+  const withValue = new Set(['-c', '-cols', '-g', '-groupsize', '-l', '-len', '-o', '-offset', '-s', '-seek', '-n', '-name']);
+  const operands: WordValue[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg.unknown !== undefined) return unknown(unknownOption('xxd', 'an argument not known before it runs'));
+    if (arg.text === '--') {
+      operands.push(...rest.slice(i + 1));
+      break;
+    }
+    if (arg.text.startsWith('-') && arg.text !== '-') {
+      if (withValue.has(arg.text)) i += 1;
+      continue;
+    }
+    operands.push(arg);
+  }
+  const [input, output] = operands;
+  return known([...(input ? [use(input, 'read', 'xxd input')] : []), ...(output ? [use(output, 'write', 'xxd output')] : [])]);
+}
+
 type Known = (paths: PathUse[], extra?: Partial<CommandEffects>) => CommandEffects;
 type Unknown = (why: string, paths?: PathUse[], extra?: Partial<CommandEffects>) => CommandEffects;
 
@@ -153,7 +178,9 @@ function wrapperEffects(name: string, rest: WordValue[], known: Known, unknown: 
   if (name === 'env' && !rest.some((arg) => !arg.text.startsWith('-') && !arg.text.includes('='))) return known([]);
   if (name === 'command' && rest.some((arg) => /^-[pvV]*[vV]/.test(arg.text))) return known([]);
   if (name === 'xargs') {
-    const parsed = parseArgs(rest, { value: ['-a', '-d', '-E', '-I', '-L', '-n', '-P', '-s', '--arg-file', '--delimiter', '--eof', '--replace', '--max-lines', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'], long: ['--null', '--interactive', '--no-run-if-empty', '--show-limits', '--verbose', '--exit', '--open-tty'] });
+    const parsed = parseArgs(rest, { value: ['-a', '-d', '-E', '-I', '-L', '-n', '-P', '-s', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'], optional: ['-e', '-i', '-l', '--eof', '--replace', '--max-lines'], long: ['--null', '--interactive', '--no-run-if-empty', '--show-limits', '--verbose', '--exit', '--open-tty'] });
+    // The command xargs runs is judged on its own; here only what xargs itself opens.
+    if (parsed.options.some((option) => ['-i', '--replace', '-I'].includes(option.name))) return unknown('`xargs -i` puts its input into the command, where the guard cannot see it', [], { wrapper: true });
     if (parsed.unknown.length > 0) return unknown(unknownOption('xargs', parsed.unknown[0]!), [], { wrapper: true });
     return known(optionValues(parsed, '-a', '--arg-file').map((value) => use(value, 'read', 'xargs -a')), { wrapper: true });
   }

@@ -2,14 +2,14 @@ import type { WordValue } from '../shell/words.js';
 import { hasOption, optionValues, parseArgs } from './options.js';
 import { unknownOption, use, type CommandEffects, type Hazard, type Known, type PathUse, type Unknown } from './types.js';
 
-const WRITERS: Record<string, { value: string[]; long: string[] }> = {
-  tee: { value: ['--output-error'], long: ['--append', '--ignore-interrupts'] },
+const WRITERS: Record<string, { value: string[]; long: string[]; optional?: string[] }> = {
+  tee: { value: [], optional: ['--output-error'], long: ['--append', '--ignore-interrupts'] },
   touch: { value: ['-d', '-r', '-t', '--date', '--reference', '--time'], long: ['--no-create', '--no-dereference'] },
-  mkdir: { value: ['-m', '--mode', '--context'], long: ['--parents', '--verbose'] },
+  mkdir: { value: ['-m', '--mode'], optional: ['--context'], long: ['--parents', '--verbose'] },
   rmdir: { value: [], long: ['--ignore-fail-on-non-empty', '--parents', '--verbose'] },
   truncate: { value: ['-s', '-r', '--size', '--reference'], long: ['--no-create', '--io-blocks'] },
-  shred: { value: ['-n', '-s', '--iterations', '--size', '--random-source', '--remove'], long: ['--force', '--exact', '--verbose', '--zero', '-u'] },
-  rm: { value: ['--interactive'], long: ['--force', '--one-file-system', '--no-preserve-root', '--preserve-root', '--recursive', '--dir', '--verbose'] },
+  shred: { value: ['-n', '-s', '--iterations', '--size', '--random-source'], optional: ['--remove'], long: ['--force', '--exact', '--verbose', '--zero'] },
+  rm: { value: [], optional: ['--interactive'], long: ['--force', '--one-file-system', '--no-preserve-root', '--preserve-root', '--recursive', '--dir', '--verbose'] },
   unlink: { value: [], long: [] },
 };
 
@@ -25,12 +25,13 @@ export function writerEffects(name: string, rest: WordValue[], known: Known, unk
   return known(paths);
 }
 
-const COPY_VALUE = ['-t', '-S', '--target-directory', '--suffix', '--backup', '--preserve', '--no-preserve', '--reflink', '--sparse', '--context'];
+const COPY_VALUE = ['-t', '-S', '--target-directory', '--suffix', '--no-preserve', '--sparse'];
+const COPY_OPTIONAL = ['--backup', '--preserve', '--reflink', '--context'];
 const COPY_LONG = ['--archive', '--attributes-only', '--copy-contents', '--dereference', '--force', '--interactive', '--no-dereference', '--no-clobber', '--parents', '--recursive', '--remove-destination', '--strip-trailing-slashes', '--no-target-directory', '--update', '--verbose', '--one-file-system', '--debug', '--exchange', '--no-copy', '--link', '--symbolic-link'];
 
 /** cp and mv: sources read (mv also removes them), the destination written. */
 export function copyEffects(name: 'cp' | 'mv', rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
-  const parsed = parseArgs(rest, { value: COPY_VALUE, long: COPY_LONG });
+  const parsed = parseArgs(rest, { value: COPY_VALUE, optional: COPY_OPTIONAL, long: COPY_LONG });
   if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
   // A link shares its target: a later write through it lands where the guard did not look.
   if (hasOption(parsed, '-l', '-s', '--link', '--symbolic-link')) return unknown(`\`${name}\` making links lets later writes land elsewhere`);
@@ -41,15 +42,16 @@ export function copyEffects(name: 'cp' | 'mv', rest: WordValue[], known: Known, 
   const paths: PathUse[] = [];
   for (const source of sources) {
     paths.push(use(source, 'read', `${name} source`, recursive, name === 'mv' ? { noFollow: true } : {}));
-    if (name === 'mv') paths.push(use(source, 'write', 'mv source', false, { noFollow: true }));
+    if (name === 'mv') paths.push(use(source, 'write', 'mv source', false, { noFollow: true, keepsLink: true }));
   }
   if (destination) paths.push(use(destination, 'write', `${name} destination`, recursive));
   return known(paths);
 }
 
-export function ddEffects(rest: WordValue[], known: Known): CommandEffects {
+export function ddEffects(rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
   const paths: PathUse[] = [];
   for (const arg of rest) {
+    if (arg.unknown !== undefined) return unknown(unknownOption('dd', 'an argument not known before it runs'));
     if (arg.text.startsWith('if=')) paths.push(use({ ...arg, text: arg.text.slice(3) }, 'read', 'dd if='));
     if (arg.text.startsWith('of=')) paths.push(use({ ...arg, text: arg.text.slice(3) }, 'write', 'dd of='));
   }
@@ -60,7 +62,8 @@ export function ddEffects(rest: WordValue[], known: Known): CommandEffects {
 export function permissionEffects(name: string, rest: WordValue[], hazards: Hazard[], known: Known, unknown: Unknown): CommandEffects {
   const parsed = parseArgs(rest, { value: ['--reference', '--from'], long: ['--changes', '--silent', '--quiet', '--verbose', '--no-preserve-root', '--preserve-root', '--recursive', '--dereference', '--no-dereference'] });
   if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
-  const recursive = hasOption(parsed, '-R', '--recursive');
+  // find's {} hands every file under a root to the command: as recursive as -R.
+  const recursive = hasOption(parsed, '-R', '--recursive') || parsed.operands.some((operand) => operand.subtree === true);
   if (recursive) hazards.push({ rule: 'baseline.recursive-permissions', reason: `recursive \`${name}\`` });
   const reference = hasOption(parsed, '--reference');
   const mode = reference ? undefined : parsed.operands[0];

@@ -30,11 +30,13 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
   }
   const subcommand = rest[i];
   if (subcommand === undefined) return known();
+  if (rest.some((arg) => arg.unknown !== undefined)) return unknown('git gets an argument not known before it runs, which may be an option');
   if (subcommand.unknown !== undefined) return unknown('the git subcommand is not known before it runs');
   const sub = subcommand.text;
   const args = rest.slice(i + 1);
-  // Secrets are checked on every argument (`git show HEAD:.env`), as for any command.
-  const secretProbes = anyPaths(args, `git ${sub} argument`);
+  // Secrets are checked on every argument (`git show HEAD:.env`), as for any command,
+  // except for commands that only match names against ignore and attribute rules.
+  const secretProbes = sub === 'check-ignore' || sub === 'check-attr' ? [] : anyPaths(args, `git ${sub} argument`);
   const parsed = parseArgs(args, { value: ['-n', '-m', '-C', '-U', '--format', '--pretty', '--author', '--since', '--until', '--grep', '-S', '-G', '-L', '--output', '-o', '--date', '--max-count', '--skip', '--diff-filter', '--abbrev'] });
 
   switch (sub) {
@@ -75,11 +77,13 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
     }
     case 'stash': {
       const verb = parsed.operands[0]?.text;
+      if (verb === 'show' && parsed.options.some((option) => /^-[a-zA-Z]*p|^--patch/.test(option.name))) return known([use({ text: '.', glob: null }, 'read', HISTORY_ORIGIN, true)]);
       return verb === 'list' || verb === 'show' ? known() : owned('the stash is a ref the host repository shares');
     }
     case 'reflog': {
       const verb = parsed.operands[0]?.text;
-      return verb === undefined || verb === 'show' ? known() : owned('reflog changes rewrite the host repository');
+      if (verb !== undefined && verb !== 'show') return owned('reflog changes rewrite the host repository');
+      return known(showsContent('reflog', parsed) ? [use({ text: '.', glob: null }, 'read', HISTORY_ORIGIN, true)] : []);
     }
     case 'worktree':
       if (parsed.operands[0]?.text === 'list' && parsed.operands.length === 1) return known();
@@ -93,8 +97,10 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
     const risky = parsed.options.map((option) => option.name).find((name) => name.startsWith('--') && name.length > 3 && RISKY_LONG.some((option) => option.startsWith(name)));
     if (risky !== undefined) return unknown(`\`git ${sub} ${risky}\` may run a program or write a file`, secretProbes);
     if (sub === 'grep' && hasOption(parsed, '--no-index', '--untracked')) secretProbes.push(use({ text: '.', glob: null }, 'read', 'git grep of files on disk', true));
-    // Without a pathspec, content-showing commands can print any tracked file, secrets included.
-    if (showsContent(sub, parsed) && !hasPathspec(args, parsed)) secretProbes.push(use({ text: '.', glob: null }, 'read', HISTORY_ORIGIN, true));
+    // Content-showing commands can print any tracked file under their pathspecs (all of
+    // them without one, or with magic, globs or the root), secrets included.
+    if (showsContent(sub, parsed)) for (const scope of historyScopes(args, parsed)) secretProbes.push(use({ text: scope, glob: null }, 'read', HISTORY_ORIGIN, true));
+    if (sub === 'diff' && hasOption(parsed, '--no-index')) for (const operand of parsed.operands) secretProbes.push(use(operand, 'read', 'git diff --no-index', true));
     const outputs = optionValues(parsed, '--output', '-o').map((value) => use(value, 'write', `git ${sub} --output`));
     if (sub === 'grep' && hasOption(parsed, '-O', '--open-files-in-pager')) return unknown('`git grep -O` opens a pager');
     if ((sub === 'diff' || sub === 'log' || sub === 'show') && hasOption(parsed, '--ext-diff', '--textconv')) return unknown('external diff drivers run programs');
@@ -112,15 +118,25 @@ function showsContent(sub: string, parsed: ReturnType<typeof parseArgs>): boolea
   if (sub === 'show' || sub === 'diff' || sub === 'grep' || sub === 'cat-file' || sub === 'range-diff' || sub === 'diff-tree' || sub === 'diff-index' || sub === 'diff-files') {
     return !hasOption(parsed, '--stat', '--name-only', '--name-status', '--shortstat', '--numstat', '--summary', '--quiet', '-s', '--no-patch') || hasOption(parsed, '-p', '--patch');
   }
-  if (sub === 'log' || sub === 'whatchanged') return hasOption(parsed, ...PATCH_OPTIONS) || parsed.options.some((option) => /^-U\d*$|^--unified/.test(option.name));
+  if (sub === 'log' || sub === 'whatchanged' || sub === 'reflog') {
+    return hasOption(parsed, ...PATCH_OPTIONS) || parsed.options.some((option) => /^-U\d*$|^--unified|^--patch|^--word-diff|^--color-words|^-[a-zA-Z]*p/.test(option.name));
+  }
   return false;
 }
 
-/** Paths after `--` limit what git shows; so do operands naming files (`git diff src/app.js`). */
-function hasPathspec(args: WordValue[], parsed: ReturnType<typeof parseArgs>): boolean {
-  if (args.some((arg) => arg.text === '--')) return true;
-  return parsed.operands.some((operand) => /[/.]/.test(operand.text) && !/^[\w./-]*\.\.[\w./-]*$/.test(operand.text) && !operand.text.includes(':') && !/^(HEAD|@)/.test(operand.text));
+/**
+ * What a content-showing command may print, as paths: each pathspec after `--` (or an
+ * operand that names a file), or the whole repository when there is none or one uses
+ * pathspec magic (`:/`, `:(top)`, `:!x`), a glob, or names the root.
+ */
+function historyScopes(args: WordValue[], parsed: ReturnType<typeof parseArgs>): string[] {
+  const dashes = args.findIndex((arg) => arg.text === '--');
+  const specs = dashes === -1 ? parsed.operands.filter((operand) => /[/.]/.test(operand.text) && !/\.\./.test(operand.text) && !operand.text.includes(':') && !/^(HEAD|@)/.test(operand.text)) : args.slice(dashes + 1);
+  if (specs.length === 0) return ['.'];
+  if (specs.some((spec) => spec.unknown !== undefined || spec.text.startsWith(':') || /[*?[]/.test(spec.text) || /^(\.\/?|\/|)$/.test(spec.text))) return ['.'];
+  return specs.map((spec) => spec.text);
 }
+
 
 /** Long options of read-only git commands that run programs, open pagers or write files. */
 const RISKY_LONG = ['--open-files-in-pager', '--ext-diff', '--textconv', '--output', '--output-directory', '--exec', '--upload-pack', '--receive-pack', '--config-env', '--run'];

@@ -1,5 +1,8 @@
 import type { WordValue } from '../shell/words.js';
 
+/** What `unknown` holds for an argument whose value is not known before the command runs. */
+export const UNKNOWN_ARGUMENT = 'an argument not known before it runs';
+
 export interface OptionSpec {
   /** Options that take a value: `-n 5`, `-n5`, `--lines=5`, `--lines 5`. */
   value?: readonly string[];
@@ -9,6 +12,8 @@ export interface OptionSpec {
    * (`--out=x` is `--output=x`), and one that matches none is reported as unknown.
    */
   long?: readonly string[];
+  /** Options whose value is optional: it is theirs only when attached (`--color=auto`, `-w16`), never the next word. */
+  optional?: readonly string[];
 }
 
 export interface ParsedArgs {
@@ -22,12 +27,19 @@ export interface ParsedArgs {
 /** Splits argv (without argv[0]) into options and operands the way getopt_long does, `--` included. */
 export function parseArgs(args: WordValue[], spec: OptionSpec = {}): ParsedArgs {
   const withValue = new Set(spec.value ?? []);
-  const known = spec.long === undefined ? undefined : [...spec.long, ...(spec.value ?? []).filter((name) => name.startsWith('--')), '--help', '--version'];
+  const optional = new Set(spec.optional ?? []);
+  const known = spec.long === undefined ? undefined : [...spec.long, ...(spec.value ?? []).filter((name) => name.startsWith('--')), ...(spec.optional ?? []).filter((name) => name.startsWith('--')), '--help', '--version'];
   const parsed: ParsedArgs = { options: [], operands: [], unknown: [] };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const text = arg.text;
-    if (arg.unknown !== undefined || !text.startsWith('-') || text === '-') {
+    if (arg.unknown !== undefined) {
+      // It may turn out to be an option (`grep $(echo -r) x .`): nothing about the command is certain.
+      parsed.operands.push(arg);
+      parsed.unknown.push(UNKNOWN_ARGUMENT);
+      continue;
+    }
+    if (!text.startsWith('-') || text === '-') {
       parsed.operands.push(arg);
       continue;
     }
@@ -44,7 +56,7 @@ export function parseArgs(args: WordValue[], spec: OptionSpec = {}): ParsedArgs 
         continue;
       }
       if (eq !== -1) parsed.options.push({ name, value: { ...arg, text: text.slice(eq + 1) } });
-      else if (withValue.has(name)) {
+      else if (withValue.has(name) && !optional.has(name)) {
         const value = args[i + 1];
         parsed.options.push(value ? { name, value } : { name });
         i += 1;
@@ -54,6 +66,11 @@ export function parseArgs(args: WordValue[], spec: OptionSpec = {}): ParsedArgs 
     // A cluster of short flags; the first one that takes a value eats the rest, or the next word.
     for (let j = 1; j < text.length; j++) {
       const name = `-${text[j]}`;
+      if (optional.has(name)) {
+        const inline = text.slice(j + 1);
+        parsed.options.push(inline === '' ? { name } : { name, value: { ...arg, text: inline } });
+        break;
+      }
       if (!withValue.has(name)) {
         parsed.options.push({ name });
         continue;

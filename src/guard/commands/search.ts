@@ -6,14 +6,15 @@ const GREP_VALUE = ['-e', '-f', '-m', '-A', '-B', '-C', '-d', '-D', '--regexp', 
 const GREP_LONG = ['--extended-regexp', '--fixed-strings', '--basic-regexp', '--perl-regexp', '--ignore-case', '--no-ignore-case', '--word-regexp', '--line-regexp', '--null-data', '--no-messages', '--invert-match', '--byte-offset', '--line-number', '--no-line-number', '--line-buffered', '--with-filename', '--no-filename', '--only-matching', '--quiet', '--silent', '--text', '--recursive', '--dereference-recursive', '--files-without-match', '--files-with-matches', '--count', '--initial-tab', '--null', '--no-group-separator'];
 
 export function grepEffects(name: string, rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
-  const parsed = parseArgs(rest, { value: GREP_VALUE, long: GREP_LONG });
+  const parsed = parseArgs(rest, { value: GREP_VALUE.filter((name) => name !== '--color' && name !== '--colour'), optional: ['--color', '--colour'], long: GREP_LONG });
   if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
   const explicitPattern = hasOption(parsed, '-e', '-f', '--regexp', '--file');
   const files = explicitPattern ? parsed.operands : parsed.operands.slice(1);
   const recursive = name === 'rgrep' || hasOption(parsed, '-r', '-R', '--recursive', '--dereference-recursive') || optionValues(parsed, '-d', '--directories').some((v) => v.text === 'recurse');
-  // --include narrows which files a recursive search reads; --exclude is ignored, which only widens.
+  // --include and --exclude narrow which files a recursive search reads.
   const only = optionValues(parsed, '--include').map((v) => v.text);
-  const extra = only.length > 0 ? { only } : {};
+  const except = optionValues(parsed, '--exclude', '--exclude-dir').map((v) => v.text);
+  const extra = { ...(only.length > 0 ? { only } : {}), ...(except.length > 0 ? { except } : {}), ...(hasOption(parsed, '-R', '--dereference-recursive') ? { followsLinks: true } : {}) };
   const paths = files.map((value) => use(value, 'read', `${name} file`, recursive, extra));
   if (recursive && files.length === 0) paths.push(use({ text: '.', glob: null }, 'read', `${name} -r`, true, extra));
   paths.push(...optionValues(parsed, '-f', '--file', '--exclude-from').map((v) => use(v, 'read', `${name} -f`)));
@@ -29,9 +30,11 @@ export function rgEffects(rest: WordValue[], known: Known, unknown: Unknown): Co
   if (hasOption(parsed, '--pre', '-z', '--search-zip')) return unknown('`rg --pre` and `rg -z` run other programs');
   const listOnly = hasOption(parsed, '--files', '--type-list');
   const files = hasOption(parsed, '-e', '-f', '--regexp', '--file') || listOnly ? parsed.operands : parsed.operands.slice(1);
-  const hidden = hasOption(parsed, '--hidden', '-.', '-u', '--unrestricted', '--no-ignore', '--no-ignore-dot') || optionValues(parsed, '-g', '--glob', '--iglob').length > 0;
+  // Globs and ignore files can whitelist hidden files; then hidden files count.
+  const hidden = hasOption(parsed, '--hidden', '-.', '-u', '--unrestricted', '--no-ignore', '--no-ignore-dot', '--ignore-file', '--no-ignore-vcs', '--no-ignore-files') || optionValues(parsed, '-g', '--glob', '--iglob').length > 0;
   const origin = hidden ? 'rg search' : 'rg search (hidden files skipped)';
-  const paths = (files.length === 0 ? [{ text: '.', glob: null } as WordValue] : files).map((value) => use(value, listOnly ? 'list' : 'read', origin, true));
+  const follow = hasOption(parsed, '-L', '--follow') ? { followsLinks: true } : {};
+  const paths = (files.length === 0 ? [{ text: '.', glob: null } as WordValue] : files).map((value) => use(value, listOnly ? 'list' : 'read', origin, true, follow));
   paths.push(...optionValues(parsed, '-f', '--file', '--ignore-file').map((v) => use(v, 'read', 'rg -f')));
   return known(paths);
 }
@@ -49,6 +52,7 @@ export function findEffects(rest: WordValue[], known: Known): CommandEffects {
   }
   if (roots.length === 0) roots.push({ text: '.', glob: null });
   const expression = rest.slice(i);
+  if (rest.some((arg) => arg.unknown !== undefined)) return { ...known([]), known: false, why: '`find` gets an argument not known before it runs, which may be an action' };
   const paths: PathUse[] = roots.map((root) => use(root, 'list', 'find root', true));
   let exec = false;
   const implied: string[][] = [];

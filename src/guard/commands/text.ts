@@ -32,10 +32,18 @@ export function sedEffects(rest: WordValue[], known: Known, unknown: Unknown): C
 export function sedScriptEscapes(script: string): boolean {
   let i = 0;
   const at = (k: number): string => script[k] ?? '';
-  const skipDelimited = (delimiter: string): boolean => {
+  const skipDelimited = (delimiter: string, regex = true): boolean => {
     for (; i < script.length; i++) {
       if (at(i) === '\\') i += 1;
-      else if (at(i) === delimiter) {
+      else if (regex && at(i) === '[') {
+        // Inside a bracket expression the delimiter does not end the regex (GNU sed).
+        let end = i + 1;
+        if (at(end) === '^') end += 1;
+        if (at(end) === ']') end += 1;
+        while (end < script.length && at(end) !== ']') end += at(end) === '[' && /[:.=]/.test(at(end + 1)) ? Math.max(2, script.indexOf(`${at(end + 1)}]`, end + 2) - end + 2) : 1;
+        if (end >= script.length) return false;
+        i = end;
+      } else if (at(i) === delimiter) {
         i += 1;
         return true;
       }
@@ -75,7 +83,7 @@ export function sedScriptEscapes(script: string): boolean {
     if (command === 's' || command === 'y') {
       const delimiter = at(i);
       i += 1;
-      if (delimiter === '' || delimiter === '\n' || delimiter === '\\' || !skipDelimited(delimiter) || !skipDelimited(delimiter)) return true;
+      if (delimiter === '' || delimiter === '\n' || delimiter === '\\' || !skipDelimited(delimiter, command === 's') || !skipDelimited(delimiter, false)) return true;
       const flags = /^[a-zA-Z0-9]*/.exec(script.slice(i))![0];
       if (/[weW]/.test(flags)) return true;
       i += flags.length;
@@ -94,11 +102,13 @@ export function sedScriptEscapes(script: string): boolean {
 }
 
 export function awkEffects(name: string, rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
-  const parsed = parseArgs(rest, { value: ['-F', '-v', '-f', '--field-separator', '--assign', '--file'], long: ['--posix', '--traditional'] });
-  if (parsed.unknown.length > 0 || hasOption(parsed, '-f', '--file')) return unknown(`\`${name}\` runs a program the guard cannot read`);
+  const parsed = parseArgs(rest, { value: ['-F', '-v', '-f', '-W', '--field-separator', '--assign', '--file'], long: ['--posix', '--traditional'] });
+  if (parsed.unknown.length > 0 || hasOption(parsed, '-f', '--file', '-W')) return unknown(`\`${name}\` runs a program the guard cannot read`);
   const [program, ...files] = parsed.operands;
   if (program === undefined || program.unknown !== undefined) return unknown(`the ${name} program is not known`);
-  if (/system|getline|\||>|fflush|close|ENVIRON|ARGV|ARGC|PROCINFO|@/.test(program.text)) {
+  // `>` and `|` redirect only print, printf and getline; a comparison like `$1 > 3` is fine.
+  const redirects = /\b(print|printf|getline)\b/.test(program.text) && /[>|]/.test(program.text);
+  if (redirects || /system|getline|fflush|close|ENVIRON|ARGV|ARGC|PROCINFO|@/.test(program.text)) {
     return unknown(`the ${name} program may run commands, write or pick files, or read the environment`, files.map((v) => use(v, 'read', `${name} file`)));
   }
   return known(files.filter((v) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(v.text)).map((v) => use(v, 'read', `${name} file`)));
@@ -122,16 +132,25 @@ export function jqEffects(name: string, rest: WordValue[], known: Known, unknown
       i += 1;
       continue;
     }
-    if (text === '--indent' || text === '-L') {
+    if (text === '--indent') {
       i += 1;
       continue;
     }
-    if (text === '--args' || text === '--jsonargs') break;
+    // -L adds a module path (imports read files from it); --args turns later words into values.
+    if (text === '-L' || text.startsWith('-L') || text === '--args' || text === '--jsonargs') return unknown(`\`${name} ${text}\` reads modules or arguments the guard does not follow`);
+    if (rest[i]!.unknown !== undefined) return unknown(unknownOption(name, 'an argument not known before it runs'));
     if (text.startsWith('--') && !/^--(slurp|raw-input|null-input|compact-output|tab|color-output|monochrome-output|ascii-output|unbuffered|sort-keys|raw-output|join-output|raw-output0|exit-status|seq|stream|stream-errors)$/.test(text)) {
       return unknown(unknownOption(name, text));
     }
     if (text.startsWith('-') && text !== '-') {
       if (name === 'yq' && /i/.test(text.slice(1))) return unknown('`yq -i` rewrites files');
+      if (text.includes('f')) {
+        // `-nf file`: f in a cluster takes the next word as the program file.
+        fromFile = true;
+        if (rest[i + 1]) paths.push(use(rest[i + 1]!, 'read', `${name} -f`));
+        i += 1;
+      }
+      if (text.includes('L')) return unknown(`\`${name} -L\` reads modules from a directory`);
       continue;
     }
     positional.push(rest[i]!);
@@ -140,11 +159,11 @@ export function jqEffects(name: string, rest: WordValue[], known: Known, unknown
   return known([...paths, ...files.map((v) => use(v, 'read', `${name} argument`))]);
 }
 
-const SORT_VALUE = ['-k', '-t', '-o', '-S', '-T', '--key', '--field-separator', '--output', '--buffer-size', '--temporary-directory', '--parallel', '--files0-from', '--batch-size', '--sort', '--random-source', '--compress-program', '--check'];
+const SORT_VALUE = ['-k', '-t', '-o', '-S', '-T', '--key', '--field-separator', '--output', '--buffer-size', '--temporary-directory', '--parallel', '--files0-from', '--batch-size', '--sort', '--random-source', '--compress-program'];
 const SORT_LONG = ['--ignore-leading-blanks', '--dictionary-order', '--ignore-case', '--general-numeric-sort', '--ignore-nonprinting', '--month-sort', '--human-numeric-sort', '--numeric-sort', '--random-sort', '--reverse', '--version-sort', '--debug', '--merge', '--stable', '--unique', '--zero-terminated'];
 
 export function sortEffects(rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
-  const parsed = parseArgs(rest, { value: SORT_VALUE, long: SORT_LONG });
+  const parsed = parseArgs(rest, { value: SORT_VALUE, optional: ['--check'], long: SORT_LONG });
   if (parsed.unknown.length > 0) return unknown(unknownOption('sort', parsed.unknown[0]!));
   if (hasOption(parsed, '--compress-program')) return unknown('`sort --compress-program` runs a program');
   return known([
@@ -156,21 +175,23 @@ export function sortEffects(rest: WordValue[], known: Known, unknown: Unknown): 
 }
 
 /** `uniq [input [output]]`, `xxd [input [output]]`: the second operand is written. */
-export function inputOutputEffects(name: string, rest: WordValue[], value: string[], long: string[], known: Known, unknown: Unknown): CommandEffects {
-  const parsed = parseArgs(rest, { value, long });
+export function inputOutputEffects(name: string, rest: WordValue[], value: string[], long: string[], known: Known, unknown: Unknown, optional: string[] = []): CommandEffects {
+  const parsed = parseArgs(rest, { value, long, optional });
   if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
   const [input, output] = parsed.operands;
   return known([...(input ? [use(input, 'read', `${name} input`)] : []), ...(output ? [use(output, 'write', `${name} output`)] : [])]);
 }
 
-const DIFF_VALUE = ['-U', '-C', '-x', '-X', '-I', '-F', '-L', '-W', '-D', '-S', '--label', '--exclude', '--exclude-from', '--ignore-matching-lines', '--width', '--unified', '--context', '--show-function-line', '--tabsize', '--line-format', '--old-line-format', '--new-line-format', '--unchanged-line-format', '--old-group-format', '--new-group-format', '--changed-group-format', '--unchanged-group-format', '--horizon-lines', '--starting-file', '--from-file', '--to-file', '--ifdef', '--color', '--palette'];
+const DIFF_VALUE = ['-U', '-C', '-x', '-X', '-I', '-F', '-L', '-W', '-D', '-S', '-o', '--output', '--label', '--exclude', '--exclude-from', '--ignore-matching-lines', '--width', '--show-function-line', '--tabsize', '--line-format', '--old-line-format', '--new-line-format', '--unchanged-line-format', '--old-group-format', '--new-group-format', '--changed-group-format', '--unchanged-group-format', '--horizon-lines', '--starting-file', '--from-file', '--to-file', '--ifdef', '--palette'];
 const DIFF_LONG = ['--normal', '--brief', '--report-identical-files', '--ed', '--rcs', '--side-by-side', '--left-column', '--suppress-common-lines', '--show-c-function', '--expand-tabs', '--initial-tab', '--suppress-blank-empty', '--recursive', '--no-dereference', '--new-file', '--unidirectional-new-file', '--ignore-file-name-case', '--no-ignore-file-name-case', '--ignore-case', '--ignore-tab-expansion', '--ignore-trailing-space', '--ignore-space-change', '--ignore-all-space', '--ignore-blank-lines', '--text', '--strip-trailing-cr', '--minimal', '--speed-large-files'];
 
 export function diffEffects(name: string, rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
-  const parsed = parseArgs(rest, { value: DIFF_VALUE, long: DIFF_LONG });
+  const parsed = parseArgs(rest, { value: DIFF_VALUE, optional: ['--color', '--unified', '--context'], long: DIFF_LONG });
   if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
   const recursive = hasOption(parsed, '-r', '--recursive');
   return known([
+    // sdiff -o writes the merged result.
+    ...optionValues(parsed, '-o', '--output').map((v) => use(v, 'write', `${name} -o`)),
     ...parsed.operands.map((v) => use(v, 'read', `${name} argument`, recursive)),
     ...optionValues(parsed, '--from-file', '--to-file', '-X', '--exclude-from').map((v) => use(v, 'read', `${name} --from-file`, recursive)),
   ]);

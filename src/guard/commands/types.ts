@@ -14,6 +14,12 @@ export interface PathUse {
   noFollow?: boolean;
   /** Only files whose names match one of these globs are read (`grep -r --include='*.js'`). */
   only?: string[];
+  /** Files whose names match these globs are skipped (`grep -r --exclude='.env*'`). */
+  except?: string[];
+  /** Taken whole, symlinks inside are followed (`grep -R`, find's `{}` handed to a command). */
+  followsLinks?: boolean;
+  /** The entry keeps existing under another name (`mv link x`): where a symlink points matters later. */
+  keepsLink?: boolean;
 }
 
 /** A baseline hard limit one command breaks on its own. */
@@ -42,7 +48,7 @@ export type Known = (paths: PathUse[], extra?: Partial<CommandEffects>) => Comma
 export type Unknown = (why: string, paths?: PathUse[], extra?: Partial<CommandEffects>) => CommandEffects;
 
 export function use(value: WordValue, access: Access, origin: string, recursive = false, extra: Partial<PathUse> = {}): PathUse {
-  return { value, access, recursive: recursive || value.subtree === true, origin, ...extra };
+  return { value, access, recursive: recursive || value.subtree === true, origin, ...(value.subtree ? { followsLinks: true } : {}), ...extra };
 }
 
 /**
@@ -64,5 +70,6 @@ export function anyPaths(args: WordValue[], origin: string, access: Access = 're
 
 /** `--opt` or an unknown long option as a reason a command is not known. */
 export function unknownOption(name: string, option: string): string {
+  if (option === 'an argument not known before it runs') return `\`${name}\` gets an argument not known before it runs, which may be an option`;
   return `\`${name} ${option}\` is not an option the guard knows for ${name}`;
 }

@@ -73,7 +73,7 @@ function walk(start: string, parts: string[], hops: number): string {
  * files, no `**`), the pattern itself (bash passes it on when nothing matches), and
  * each protected name it could match once that file exists.
  */
-export function globCandidates(pattern: string, cwd: string): { paths: string[]; truncated: boolean } {
+export function globCandidates(pattern: string, cwd: string): { paths: string[]; truncated: boolean; base: string } {
   const absolute = path.isAbsolute(pattern) ? pattern : `${cwd}/${pattern}`;
   const matches: string[] = [];
   const truncated = expand('/', absolute.split('/').filter((part) => part !== ''), matches);
@@ -85,7 +85,7 @@ export function globCandidates(pattern: string, cwd: string): { paths: string[];
     if (matcher(candidate)) matches.push(candidate);
   }
   matches.push(unescape(absolute));
-  return { paths: [...new Set(matches)], truncated };
+  return { paths: [...new Set(matches)], truncated, base };
 }
 
 function expand(dir: string, parts: string[], out: string[]): boolean {

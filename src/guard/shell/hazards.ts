@@ -11,14 +11,22 @@ const SENSITIVE = new Set([
   'NODE_OPTIONS', 'NODE_PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'PYTHONHOME', 'PERL5OPT', 'PERL5LIB', 'PERLLIB',
   'RUBYOPT', 'RUBYLIB', 'LESSOPEN', 'LESSCLOSE', 'PAGER', 'MANPAGER', 'EDITOR', 'VISUAL', 'RIPGREP_CONFIG_PATH',
   'TAR_OPTIONS', 'GREP_OPTIONS', 'GZIP', 'ZDOTDIR', 'OLDPWD', 'PWD',
+  // Found by red-teaming: each makes a known-safe program load code or read or write elsewhere.
+  'GCONV_PATH', 'LOCPATH', 'NLSPATH', 'LESSKEYIN', 'LESSKEY', 'LESSKEYIN_SYSTEM', 'LESS', 'MANPATH', 'MANROFFOPT', 'MANOPT',
+  'MAGIC', 'TEXTDOMAINDIR', 'TEXTDOMAIN', 'POSIXLY_CORRECT', 'TMPDIR', 'TMP', 'TEMP', 'NODE_V8_COVERAGE',
+  'NODE_REPL_HISTORY', 'NODE_EXTRA_CA_CERTS', 'SHELL', 'TERMINFO', 'TERMCAP', 'HISTFILE', 'GNUPGHOME', 'CURL_HOME', 'WGETRC',
+  'OPENSSL_CONF', 'HOSTALIASES', 'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'MAVEN_OPTS', 'GRADLE_OPTS',
+  'MAKEFLAGS', 'MFLAGS', 'CC', 'CXX', 'RUSTC_WRAPPER', 'PHPRC', 'COMP_WORDBREAKS', 'SSL_CERT_FILE', 'SSL_CERT_DIR',
 ]);
+/** Families of variables with the same power, matched without regard to case where programs read them so (npm). */
+const SENSITIVE_FAMILIES = /^(LD_|DYLD_|BASH_FUNC_|PYTHON|PIP_|PERL|RUBY|GEM_|BUNDLE_|CARGO_|DOTNET_|XDG_|SSH_|GIT_|LUA_|TCL)|^(npm_config_|yarn_|pnpm_|npm_package_)/i;
 /** Git variables that only name an author: everything else under GIT_ can point git at other config, dirs or programs. */
 const HARMLESS_GIT = /^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TERMINAL_PROMPT$/;
 
 /** Why assigning `name` makes what follows unknowable, or null. */
 export function sensitiveVariable(name: string): string | null {
-  if (SENSITIVE.has(name) || /^(LD_|DYLD_|npm_config_|NPM_CONFIG_)/.test(name)) return `setting ${name} changes what later commands run or read`;
-  if (name.startsWith('GIT_') && !HARMLESS_GIT.test(name)) return `setting ${name} points git at other config, directories or programs`;
+  if (name.startsWith('GIT_')) return HARMLESS_GIT.test(name) ? null : `setting ${name} points git at other config, directories or programs`;
+  if (SENSITIVE.has(name) || SENSITIVE_FAMILIES.test(name)) return `setting ${name} changes what later commands run or read`;
   return null;
 }
 
