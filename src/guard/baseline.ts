@@ -80,6 +80,8 @@ function pathFindings(fact: PathFact, site: CallSite, judge: ReturnType<typeof f
     else if (fact.recursive) {
       const secret = secretUnder(fact, site);
       if (secret !== null) findings.push({ effect: 'deny', rule: 'baseline.secrets', reason: `${shown(fact)} is read whole and holds ${secret}` });
+      const out = fact.followsLinks ? linkOutUnder(fact, site) : null;
+      if (secret === null && out !== null) findings.push({ effect: 'ask', rule: 'baseline.unanalysable', reason: `${shown(fact)} holds a symlink the command follows out of the worktree, to ${out}` });
     }
   }
   if (fact.access === 'write') {
@@ -134,6 +136,18 @@ function secretUnder(fact: PathFact, site: CallSite): string | null {
     if (except !== null && path.relative(dir, file).split(path.sep).some((part) => except(part))) continue;
     const item = classify(fact.given, fact.followsLinks ? followed(file) : file, 'read', false, fact.origin, site, false);
     if (item.secret) return path.relative(site.worktree, file) || file;
+  }
+  return null;
+}
+
+/** The first file under a directory that a command following symlinks would reach outside the worktree. */
+function linkOutUnder(fact: PathFact, site: CallSite): string | null {
+  if (!fact.inside) return null;
+  for (const file of filesUnder(fact.path!) ?? []) {
+    const real = followed(file);
+    if (real === file) continue;
+    const item = classify(fact.given, real, 'read', false, fact.origin, site, false);
+    if (!item.inside && !item.tmp && !item.pseudo) return real;
   }
   return null;
 }

@@ -4,7 +4,7 @@ import type { Parser } from 'web-tree-sitter';
 import type { Ticket } from '../ticket/types.js';
 import { TOOL_NAMES } from '../tools/types.js';
 import { decide, type Decision } from './decide.js';
-import { bashFacts, checkKey, classify, gitMetadataOf, pathFact, UNKNOWN_ARG, type CallFacts, type CallSite } from './facts.js';
+import { bashFacts, checkKey, classify, gitMetadataOf, pathFact, UNKNOWN_ARG, type CallFacts, type CallSite, type PathFact } from './facts.js';
 import { isSecret } from './paths/protected.js';
 import { globCandidates, resolvePhysical } from './paths/resolve.js';
 import { hardenedGitEnv } from '../workspace/git.js';
@@ -102,7 +102,7 @@ function fileToolFacts(tool: string, input: Record<string, unknown>, site: CallS
       const file = given('file_path');
       if (file === undefined) facts.problems.push(`${tool} names no file_path`);
       // The file tools clean `..` out of a path before they open it (unlike the kernel), so the guard does too.
-      else facts.paths.push(pathFact(file, path.resolve(start, file), '/', tool === 'Read' ? 'read' : 'write', false, `${tool} file_path`, site, false));
+      else facts.paths.push(ownStreamsOutside(pathFact(file, path.resolve(start, file), '/', tool === 'Read' ? 'read' : 'write', false, `${tool} file_path`, site, false)));
       break;
     }
     case 'Glob': {
@@ -125,6 +125,15 @@ function fileToolFacts(tool: string, input: Record<string, unknown>, site: CallS
     }
   }
   return facts;
+}
+
+/**
+ * For corral's own file tools, /dev/fd/N, /proc/self/fd/N and the standard streams are
+ * corral's descriptors (its trace, its API connection), never the command's: outside.
+ */
+function ownStreamsOutside(fact: PathFact): PathFact {
+  if (!fact.pseudo || fact.path === '/dev/null') return fact;
+  return { ...fact, pseudo: false, inside: false, relative: null };
 }
 
 /** Secret files git tracks in the worktree. If git cannot list them, the worktree root stands in, so history reads are refused. */

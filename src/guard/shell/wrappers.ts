@@ -186,7 +186,8 @@ function unwrapShell(name: string, args: Args): Unwrapped | null {
   for (let i = 0; i < args.length; i++) {
     const text = args[i]!.text;
     if (text === '-c' || (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(text) && !text.startsWith('--'))) {
-      const script = args[i + 1];
+      // `bash -c -- 'cmd'`: the -- ends options; the script comes after it.
+      const script = args[i + 1]?.text === '--' ? args[i + 2] : args[i + 1];
       if (script === undefined) return result;
       if (script.unknown !== undefined) return { ...result, problem: `\`${name} -c\` runs a string the guard cannot read` };
       return { ...result, scripts: [script.text] };
