@@ -1,7 +1,7 @@
 import type { Parser } from 'web-tree-sitter';
 import { withSyntaxTree, type SyntaxNode } from './parser.js';
 import { changeDirectory, cloneState, mergeStates, type ShellState } from './state.js';
-import { evaluateArgument, evaluateWord, unknownValue, type VariableValue, type WordScope, type WordValue } from './words.js';
+import { evaluateArgument, evaluateWord, unknownValue, visitSubstitutions, type VariableValue, type WordScope, type WordValue } from './words.js';
 import { applyBuiltin } from './builtins.js';
 import { sensitiveVariable, substitutionsInText, withoutLineContinuations } from './hazards.js';
 import { readRedirects } from './redirects.js';
@@ -369,19 +369,9 @@ class Walker {
     };
   }
 
+  /** The outermost command and process substitutions in a node run; the inner ones are walked from there. */
   substitutionsIn(node: SyntaxNode, state: ShellState, via: string[], depth: number): void {
-    const scope = this.scope(state, via, depth);
-    for (const inner of node.descendantsOfType(['command_substitution', 'process_substitution'])) {
-      // Only outermost substitutions: the inner ones are walked from there.
-      if (inner === null) continue;
-      let parent = inner.parent;
-      let nested = false;
-      while (parent !== null && parent.id !== node.id) {
-        if (parent.type === 'command_substitution' || parent.type === 'process_substitution') nested = true;
-        parent = parent.parent;
-      }
-      if (!nested) scope.onSubstitution(inner);
-    }
+    visitSubstitutions(node, this.scope(state, via, depth));
   }
 
   assign(nodes: (SyntaxNode | null)[], state: ShellState): ShellState {

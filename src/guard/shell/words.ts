@@ -166,7 +166,7 @@ function parameter(node: SyntaxNode, scope: WordScope, quoted: boolean): string[
 }
 
 /** The outermost command and process substitutions inside a node: each runs. */
-function visitSubstitutions(node: SyntaxNode, scope: WordScope): void {
+export function visitSubstitutions(node: SyntaxNode, scope: WordScope): void {
   for (const inner of node.descendantsOfType(['command_substitution', 'process_substitution'])) {
     if (inner === null) continue;
     let parent = inner.parent;
