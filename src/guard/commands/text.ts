@@ -102,8 +102,9 @@ export function sedScriptEscapes(script: string): boolean {
 }
 
 export function awkEffects(name: string, rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
-  const parsed = parseArgs(rest, { value: ['-F', '-v', '-f', '-W', '--field-separator', '--assign', '--file'], long: ['--posix', '--traditional'] });
-  if (parsed.unknown.length > 0 || hasOption(parsed, '-f', '--file', '-W')) return unknown(`\`${name}\` runs a program the guard cannot read`);
+  const parsed = parseArgs(rest, { value: ['-F', '-v', '-f', '-W', '-l', '-i', '-E', '--field-separator', '--assign', '--file', '--load', '--include', '--exec'], long: ['--posix', '--traditional'] });
+  // -f, -E, -i and -l (gawk) load program files or native libraries; -W exec (mawk) too.
+  if (parsed.unknown.length > 0 || hasOption(parsed, '-f', '--file', '-W', '-l', '-i', '-E', '--load', '--include', '--exec')) return unknown(`\`${name}\` runs a program the guard cannot read`);
   const [program, ...files] = parsed.operands;
   if (program === undefined || program.unknown !== undefined) return unknown(`the ${name} program is not known`);
   // `>` and `|` redirect only print, printf and getline; a comparison like `$1 > 3` is fine.

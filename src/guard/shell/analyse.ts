@@ -296,6 +296,9 @@ class Walker {
   forLoop(node: SyntaxNode, state: ShellState, via: string[], depth: number): ShellState {
     const variable = node.childForFieldName('variable')?.text;
     const values = node.childrenForFieldName('value');
+    // A loop variable is assigned like any other: `for PATH in src` changes what runs.
+    const sensitive = variable === undefined ? null : sensitiveVariable(variable);
+    if (sensitive !== null) this.problem(sensitive);
     const next = cloneState(state);
     if (variable !== undefined) {
       if (values.length === 0) next.vars.set(variable, null);
