@@ -25,6 +25,7 @@ export const BASELINE_RULES: Record<string, string> = {
   'baseline.download-exec': 'nothing downloaded is run: a download and an interpreter in one call',
   'baseline.unanalysable': 'what cannot be analysed (eval, a computed command name or path, a parse error, an unknown construct) is asked, never allowed',
   'baseline.unknown-tool': 'a tool corral does not know is denied',
+  'baseline.guard-error': 'a call the guard fails to decide (an internal error) is denied',
 };
 
 export interface Fence {
@@ -33,7 +34,7 @@ export interface Fence {
 }
 
 /** Checks every fact against the hard limits and the ticket's fence. Reads the file system only to list a directory a recursive call takes whole. */
-export function baselineFindings(facts: CallFacts, site: CallSite, fence: Fence): Finding[] {
+export function baselineFindings(facts: CallFacts, site: CallSite, judge: FenceJudge): Finding[] {
   const findings: Finding[] = [];
   for (const command of facts.commands) {
     for (const hazard of command.effects.hazards) findings.push({ effect: 'deny', rule: hazard.rule, reason: `${hazard.reason}: ${command.argv.join(' ')}` });
@@ -43,14 +44,17 @@ export function baselineFindings(facts: CallFacts, site: CallSite, fence: Fence)
   if (downloader && interpreter) {
     findings.push({ effect: 'deny', rule: 'baseline.download-exec', reason: `\`${downloader.name}\` and \`${interpreter.name}\` in one call can run what was downloaded` });
   }
-  const judge = fenceJudge(fence);
   for (const fact of facts.paths) findings.push(...pathFindings(fact, site, judge));
   for (const problem of facts.problems) findings.push({ effect: 'ask', rule: 'baseline.unanalysable', reason: problem });
   return findings;
 }
 
 /** The fence at the moment of writing: forbid beats allow. Returns why a relative path may not be written, or null. */
-export function fenceJudge(fence: Fence): (relative: string, whole?: boolean) => { rule: string; reason: string } | null {
+/** Why a relative path may not be written (`whole`: a folder written with all under it), or null. */
+export type FenceJudge = (relative: string, whole?: boolean) => { rule: string; reason: string } | null;
+
+/** The fence compiled once per guard: forbid beats allow. */
+export function fenceJudge(fence: Fence): FenceJudge {
   const allow = fence.allow.map((glob) => ({ glob, match: picomatch(glob, { dot: true }) }));
   const forbid = fence.forbid.map((glob) => ({ glob, match: picomatch(glob, { dot: true }) }));
   // A directory that allowed files live under may be created.
@@ -70,7 +74,7 @@ export function fenceJudge(fence: Fence): (relative: string, whole?: boolean) =>
   };
 }
 
-function pathFindings(fact: PathFact, site: CallSite, judge: ReturnType<typeof fenceJudge>): Finding[] {
+function pathFindings(fact: PathFact, site: CallSite, judge: FenceJudge): Finding[] {
   if (fact.path === null) {
     return fact.access === 'list' ? [] : [{ effect: 'ask', rule: 'baseline.unanalysable', reason: `the path of a ${fact.origin} is not known before it runs (${fact.unknown})` }];
   }
@@ -78,10 +82,9 @@ function pathFindings(fact: PathFact, site: CallSite, judge: ReturnType<typeof f
   if (fact.access === 'read' || fact.access === 'exec') {
     if (fact.secret) findings.push({ effect: 'deny', rule: 'baseline.secrets', reason: `${shown(fact)} holds secrets` });
     else if (fact.recursive) {
-      const secret = secretUnder(fact, site);
+      const { secret, linkOut } = readWhole(fact, site);
       if (secret !== null) findings.push({ effect: 'deny', rule: 'baseline.secrets', reason: `${shown(fact)} is read whole and holds ${secret}` });
-      const out = fact.followsLinks ? linkOutUnder(fact, site) : null;
-      if (secret === null && out !== null) findings.push({ effect: 'ask', rule: 'baseline.unanalysable', reason: `${shown(fact)} holds a symlink the command follows out of the worktree, to ${out}` });
+      else if (linkOut !== null) findings.push({ effect: 'ask', rule: 'baseline.unanalysable', reason: `${shown(fact)} holds a symlink the command follows out of the worktree, to ${linkOut}` });
     }
   }
   if (fact.access === 'write') {
@@ -92,7 +95,7 @@ function pathFindings(fact: PathFact, site: CallSite, judge: ReturnType<typeof f
   return findings;
 }
 
-function writeFinding(fact: PathFact, judge: ReturnType<typeof fenceJudge>): Finding | null {
+function writeFinding(fact: PathFact, judge: FenceJudge): Finding | null {
   if (fact.pseudo || fact.path === null) return null;
   if (fact.device) return { effect: 'deny', rule: 'baseline.device-write', reason: `${shown(fact)} is a device or kernel file` };
   if (fact.git) return { effect: 'deny', rule: 'baseline.git-metadata', reason: `${shown(fact)} is git metadata, which belongs to the harness` };
@@ -103,7 +106,7 @@ function writeFinding(fact: PathFact, judge: ReturnType<typeof fenceJudge>): Fin
   return verdict === null ? null : { effect: 'deny', rule: verdict.rule, reason: verdict.reason };
 }
 
-function firstFinding(facts: PathFact[], judge: ReturnType<typeof fenceJudge>): Finding | null {
+function firstFinding(facts: PathFact[], judge: FenceJudge): Finding | null {
   for (const fact of facts) {
     const finding = writeFinding(fact, judge);
     if (finding !== null) return finding;
@@ -117,39 +120,36 @@ function subtree(fact: PathFact, site: CallSite): PathFact[] {
   return files.map((file) => classify(fact.given, fact.followsLinks ? followed(file) : file, 'write', false, fact.origin, site, fact.glob));
 }
 
-/** The first secret file under a directory read whole, or null. rg skips hidden files unless told otherwise. */
-function secretUnder(fact: PathFact, site: CallSite): string | null {
+/**
+ * One walk of a directory read whole: the first secret in it (or the home directory, or
+ * a secret git tracks for a history read), and, when the command follows symlinks, the
+ * first place outside the worktree a link in it leads to. rg skips hidden files unless
+ * told otherwise; --include and --exclude narrow the walk.
+ */
+function readWhole(fact: PathFact, site: CallSite): { secret: string | null; linkOut: string | null } {
   const dir = fact.path!;
+  const none = { secret: null, linkOut: null };
   const home = site.env.HOME;
-  if (!fact.inside && home !== undefined && (home === dir || home.startsWith(dir === '/' ? '/' : dir + path.sep))) return `the home directory ${home}`;
-  if (fact.origin.startsWith('Grep tool')) return null; // the Grep tool itself skips secret files
+  if (!fact.inside && home !== undefined && (home === dir || home.startsWith(dir === '/' ? '/' : dir + path.sep))) return { secret: `the home directory ${home}`, linkOut: null };
+  if (fact.origin.startsWith('Grep tool')) return none; // the Grep tool itself skips secret files
   if (fact.origin === HISTORY_ORIGIN) {
     const tracked = site.trackedSecrets().find((file) => file === dir || file.startsWith(dir === '/' ? '/' : `${dir}${path.sep}`));
-    return tracked === undefined ? null : `${path.relative(site.worktree, tracked) || tracked}, a secret git tracks`;
+    return { secret: tracked === undefined ? null : `${path.relative(site.worktree, tracked) || tracked}, a secret git tracks`, linkOut: null };
   }
   const files = filesUnder(dir, fact.origin.includes('hidden files skipped'));
-  if (files === null) return 'more files than the guard can check';
+  if (files === null) return { secret: 'more files than the guard can check', linkOut: null };
   const only = fact.only === undefined ? null : picomatch(fact.only, { dot: true, basename: true });
   const except = fact.except === undefined ? null : picomatch(fact.except, { dot: true });
+  let linkOut: string | null = null;
   for (const file of files) {
     if (only !== null && !only(file)) continue;
     if (except !== null && path.relative(dir, file).split(path.sep).some((part) => except(part))) continue;
-    const item = classify(fact.given, fact.followsLinks ? followed(file) : file, 'read', false, fact.origin, site, false);
-    if (item.secret) return path.relative(site.worktree, file) || file;
-  }
-  return null;
-}
-
-/** The first file under a directory that a command following symlinks would reach outside the worktree. */
-function linkOutUnder(fact: PathFact, site: CallSite): string | null {
-  if (!fact.inside) return null;
-  for (const file of filesUnder(fact.path!) ?? []) {
-    const real = followed(file);
-    if (real === file) continue;
+    const real = fact.followsLinks ? followed(file) : file;
     const item = classify(fact.given, real, 'read', false, fact.origin, site, false);
-    if (!item.inside && !item.tmp && !item.pseudo) return real;
+    if (item.secret) return { secret: path.relative(site.worktree, file) || file, linkOut: null };
+    if (linkOut === null && fact.inside && real !== file && !item.inside && !item.tmp && !item.pseudo) linkOut = real;
   }
-  return null;
+  return { secret: null, linkOut };
 }
 
 /** Where a file under a directory taken whole really is, when the command follows symlinks. */

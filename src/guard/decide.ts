@@ -1,5 +1,4 @@
-import type { Finding, Fence } from './baseline.js';
-import { baselineFindings, fenceJudge } from './baseline.js';
+import { baselineFindings, type FenceJudge, type Finding } from './baseline.js';
 import type { CallFacts, CallSite, CommandFact, PathFact } from './facts.js';
 import { conditionContext, conditionHolds, type TicketContext } from './rules/expressions.js';
 import { commandMatches, pathMatcher, patternMatches } from './rules/patterns.js';
@@ -10,7 +9,8 @@ export type { Decision, Effect } from './rules/types.js';
 export interface DecideContext {
   site: CallSite;
   policy: Policy;
-  fence: Fence;
+  /** The ticket's fence, compiled once per guard. */
+  fence: FenceJudge;
   ticket: TicketContext;
 }
 
@@ -117,7 +117,7 @@ function cover(facts: CallFacts, context: DecideContext, allowRules: PatternRule
     }
     return { uncovered: describeCommand(command), by: READ_ONLY };
   }
-  const judge = fenceJudge(context.fence);
+  const judge = context.fence;
   for (const fact of facts.paths) {
     if (pathCovered(fact, judge)) {
       if (fact.access === 'write' && !fact.pseudo) writes = true;
@@ -135,7 +135,7 @@ function cover(facts: CallFacts, context: DecideContext, allowRules: PatternRule
   return { uncovered: null, by };
 }
 
-function pathCovered(fact: PathFact, judge: ReturnType<typeof fenceJudge>): boolean {
+function pathCovered(fact: PathFact, judge: FenceJudge): boolean {
   if (fact.path === null) return false;
   if (fact.pseudo) return true;
   if (fact.access === 'write') return fact.tmp || (fact.inside && !fact.git && fact.relative !== '.' && judge(fact.relative!) === null);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import type { Ticket } from '../ticket/types.js';
 import { TOOL_NAMES } from '../tools/types.js';
+import { fenceJudge } from './baseline.js';
 import { decide, type Decision } from './decide.js';
 import { bashFacts, checkKey, classify, gitMetadataOf, pathFact, UNKNOWN_ARG, type CallFacts, type CallSite, type PathFact } from './facts.js';
 import { isSecret } from './paths/protected.js';
@@ -60,7 +61,7 @@ export function createGuard(options: GuardOptions): Guard {
   const context = {
     site,
     policy,
-    fence: { allow: options.ticket.allow, forbid: options.ticket.forbid },
+    fence: fenceJudge({ allow: options.ticket.allow, forbid: options.ticket.forbid }),
     ticket: { id: options.ticket.id, labels: options.ticket.labels, allow: options.ticket.allow, forbid: options.ticket.forbid },
   };
   let parser: Parser | undefined;

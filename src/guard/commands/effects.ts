@@ -1,9 +1,10 @@
 import type { SimpleCommand } from '../shell/analyse.js';
-import { baseName } from '../shell/wrappers.js';
+import { HARMLESS_GIT } from '../shell/hazards.js';
+import { BOURNE_SHELLS, baseName } from '../shell/wrappers.js';
 import type { WordValue } from '../shell/words.js';
 import { copyEffects, ddEffects, mktempEffects, permissionEffects, writerEffects } from './files.js';
 import { gitEffects } from './git.js';
-import { hasOption, optionValues, parseArgs } from './options.js';
+import { hasOption, optionValues, parseArgs, UNKNOWN_ARGUMENT } from './options.js';
 import { findEffects, grepEffects, rgEffects } from './search.js';
 import { SPECS } from './specs.js';
 import { awkEffects, diffEffects, inputOutputEffects, jqEffects, sedEffects, sortEffects } from './text.js';
@@ -12,14 +13,13 @@ import { anyPaths, unknownOption, use, type CommandEffects, type PathUse } from 
 export type { Access, CommandEffects, Hazard, PathUse } from './types.js';
 
 const WRAPPERS = new Set(['env', 'command', 'builtin', 'exec', 'nice', 'ionice', 'nohup', 'timeout', 'time', 'stdbuf', 'setsid', 'watch', 'xargs', 'coproc']);
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'csh', 'tcsh']);
+const SHELLS = new Set([...BOURNE_SHELLS, 'fish', 'csh', 'tcsh']);
 const INTERPRETERS = new Set([...SHELLS, 'python', 'python2', 'python3', 'node', 'nodejs', 'deno', 'bun', 'perl', 'ruby', 'php', 'lua', 'Rscript', 'tclsh', 'osascript', 'pwsh', 'source', '.']);
 const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'nc', 'ncat', 'netcat', 'socat', 'lynx', 'links']);
 const PRIVILEGE = new Set(['sudo', 'doas', 'su', 'pkexec', 'runuser', 'chroot', 'setcap', 'setpriv', 'unshare', 'nsenter', 'capsh']);
 const DEVICE_TOOLS = new Set(['mkfs', 'fdisk', 'sfdisk', 'parted', 'wipefs', 'mkswap', 'swapon', 'losetup', 'mount', 'umount', 'blkdiscard', 'hdparm']);
 const BROAD_KILLERS = new Set(['killall', 'pkill', 'killall5', 'skill', 'slay']);
 const VERSION_FLAGS = new Set(['--version', '-v', '-V']);
-const HARMLESS_GIT_ENV = /^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TERMINAL_PROMPT$/;
 
 /** Commands that print or compute without touching files named by their arguments. */
 const NO_FILE_ARGS = new Set([
@@ -38,7 +38,7 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
   const rest = command.args.slice(1);
   const base: CommandEffects = { ...effects, name };
   for (const [variable] of command.assignments) {
-    if (variable.startsWith('GIT_') && !HARMLESS_GIT_ENV.test(variable)) {
+    if (variable.startsWith('GIT_') && !HARMLESS_GIT.test(variable)) {
       base.hazards.push({ rule: 'baseline.git-owned', reason: `${variable} points git somewhere else or runs a program through it` });
     }
   }
@@ -155,7 +155,7 @@ function xxdEffects(rest: WordValue[], known: Known, unknown: Unknown): CommandE
   const operands: WordValue[] = [];
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
-    if (arg.unknown !== undefined) return unknown(unknownOption('xxd', 'an argument not known before it runs'));
+    if (arg.unknown !== undefined) return unknown(unknownOption('xxd', UNKNOWN_ARGUMENT));
     if (arg.text === '--') {
       operands.push(...rest.slice(i + 1));
       break;
@@ -221,8 +221,4 @@ function redirectionsOnly(command: SimpleCommand): CommandEffects {
     }
   }
   return { name: '', known: true, wrapper: false, paths, hazards: [] };
-}
-
-export function isInterpreterName(name: string): boolean {
-  return INTERPRETERS.has(name) || /^python\d(\.\d+)?$/.test(name);
 }

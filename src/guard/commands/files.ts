@@ -1,5 +1,5 @@
 import type { WordValue } from '../shell/words.js';
-import { hasOption, optionValues, parseArgs } from './options.js';
+import { hasOption, optionValues, parseArgs, UNKNOWN_ARGUMENT } from './options.js';
 import { unknownOption, use, type CommandEffects, type Hazard, type Known, type PathUse, type Unknown } from './types.js';
 
 const WRITERS: Record<string, { value: string[]; long: string[]; optional?: string[] }> = {
@@ -51,7 +51,7 @@ export function copyEffects(name: 'cp' | 'mv', rest: WordValue[], known: Known, 
 export function ddEffects(rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
   const paths: PathUse[] = [];
   for (const arg of rest) {
-    if (arg.unknown !== undefined) return unknown(unknownOption('dd', 'an argument not known before it runs'));
+    if (arg.unknown !== undefined) return unknown(unknownOption('dd', UNKNOWN_ARGUMENT));
     if (arg.text.startsWith('if=')) paths.push(use({ ...arg, text: arg.text.slice(3) }, 'read', 'dd if='));
     if (arg.text.startsWith('of=')) paths.push(use({ ...arg, text: arg.text.slice(3) }, 'write', 'dd of='));
   }

@@ -1,5 +1,5 @@
 import type { WordValue } from '../shell/words.js';
-import { hasOption, optionValues, parseArgs } from './options.js';
+import { hasOption, optionValues, parseArgs, UNKNOWN_ARGUMENT } from './options.js';
 import { unknownOption, use, type CommandEffects, type Known, type PathUse, type Unknown } from './types.js';
 
 const SED_VALUE = ['-e', '-f', '-l', '--expression', '--file', '--line-length'];
@@ -139,7 +139,7 @@ export function jqEffects(name: string, rest: WordValue[], known: Known, unknown
     }
     // -L adds a module path (imports read files from it); --args turns later words into values.
     if (text === '-L' || text.startsWith('-L') || text === '--args' || text === '--jsonargs') return unknown(`\`${name} ${text}\` reads modules or arguments the guard does not follow`);
-    if (rest[i]!.unknown !== undefined) return unknown(unknownOption(name, 'an argument not known before it runs'));
+    if (rest[i]!.unknown !== undefined) return unknown(unknownOption(name, UNKNOWN_ARGUMENT));
     if (text.startsWith('--') && !/^--(slurp|raw-input|null-input|compact-output|tab|color-output|monochrome-output|ascii-output|unbuffered|sort-keys|raw-output|join-output|raw-output0|exit-status|seq|stream|stream-errors)$/.test(text)) {
       return unknown(unknownOption(name, text));
     }

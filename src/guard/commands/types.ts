@@ -1,4 +1,5 @@
 import type { WordValue } from '../shell/words.js';
+import { UNKNOWN_ARGUMENT } from './options.js';
 
 /** How a command uses a path: reads its content, writes or deletes it, lists names, or runs it. */
 export type Access = 'read' | 'write' | 'list' | 'exec';
@@ -70,6 +71,6 @@ export function anyPaths(args: WordValue[], origin: string, access: Access = 're
 
 /** `--opt` or an unknown long option as a reason a command is not known. */
 export function unknownOption(name: string, option: string): string {
-  if (option === 'an argument not known before it runs') return `\`${name}\` gets an argument not known before it runs, which may be an option`;
+  if (option === UNKNOWN_ARGUMENT) return `\`${name}\` gets an argument not known before it runs, which may be an option`;
   return `\`${name} ${option}\` is not an option the guard knows for ${name}`;
 }

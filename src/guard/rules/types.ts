@@ -3,8 +3,6 @@ export type Effect = 'allow' | 'ask' | 'deny';
 /** Where a rule comes from; scopes stack in this order and a deny in any beats an allow in any. */
 export type Scope = 'baseline' | 'user' | 'project' | 'ticket';
 
-export const EFFECT_ORDER: Record<Effect, number> = { allow: 0, ask: 1, deny: 2 };
-
 /** A decision on one tool call, always naming the rule that made it. */
 export interface Decision {
   effect: Effect;

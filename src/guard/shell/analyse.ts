@@ -53,6 +53,16 @@ class Walker {
     return { cwds: [cwd], vars, dirStack: [], functions: new Set() };
   }
 
+  /**
+   * Every assignment (plain, declared, a loop variable, a command's prefix) goes through
+   * here. A prefix `GIT_*` is left to the git hazard, which denies it for that command.
+   */
+  assigns(name: string, prefix = false): void {
+    if (prefix && name.startsWith('GIT_')) return;
+    const sensitive = sensitiveVariable(name);
+    if (sensitive !== null) this.problem(sensitive);
+  }
+
   problem(text: string): void {
     if (!this.analysis.problems.includes(text)) this.analysis.problems.push(text);
   }
@@ -297,8 +307,7 @@ class Walker {
     const variable = node.childForFieldName('variable')?.text;
     const values = node.childrenForFieldName('value');
     // A loop variable is assigned like any other: `for PATH in src` changes what runs.
-    const sensitive = variable === undefined ? null : sensitiveVariable(variable);
-    if (sensitive !== null) this.problem(sensitive);
+    if (variable !== undefined) this.assigns(variable);
     const next = cloneState(state);
     if (variable !== undefined) {
       if (values.length === 0) next.vars.set(variable, null);
@@ -390,8 +399,7 @@ class Walker {
         this.substitutionsIn(nameNode, state, [], 0);
         continue;
       }
-      const sensitive = sensitiveVariable(name);
-      if (sensitive !== null) this.problem(sensitive);
+      this.assigns(name);
       if (node.text.includes('+=') || value === null) {
         next.vars.set(name, value === null ? [{ text: '', glob: null }] : null);
         continue;
@@ -410,7 +418,7 @@ class Walker {
   declaration(node: SyntaxNode, state: ShellState): ShellState {
     let next = this.assign(node.namedChildren, state);
     for (const child of node.namedChildren) {
-      if (child?.type === 'variable_name' && sensitiveVariable(child.text) !== null) this.problem(sensitiveVariable(child.text)!);
+      if (child?.type === 'variable_name') this.assigns(child.text);
       if (child === null || child.type === 'variable_assignment' || child.type === 'variable_name') continue;
       if (child.type === 'word' && child.text.startsWith('-')) {
         if (/[^rxgp]/.test(child.text.slice(1))) this.problem(`\`${node.text.slice(0, 60)}\` declares names, integers, arrays or functions the guard cannot follow`);
@@ -436,8 +444,7 @@ class Walker {
       if (child === null || child.type === 'comment') continue;
       if (child.type === 'variable_assignment') {
         const name = child.childForFieldName('name')?.text ?? '';
-        const sensitive = sensitiveVariable(name);
-        if (sensitive !== null && !name.startsWith('GIT_')) this.problem(sensitive);
+        this.assigns(name, true);
         if (child.childForFieldName('name')?.type === 'subscript') this.problem('an array subscript is arithmetic that can run code the guard cannot see');
         const value = child.childForFieldName('value');
         assignments.set(name, value ? evaluateWord(value, scope) : [{ text: '', glob: null }]);
@@ -559,10 +566,7 @@ class Walker {
     if (unwrapped.problem) this.problem(unwrapped.problem);
     const via = [...command.via, unwrapped.wrapper];
     const assignments = new Map([...command.assignments, ...unwrapped.assignments]);
-    for (const name of unwrapped.assignments.keys()) {
-      const sensitive = sensitiveVariable(name);
-      if (sensitive !== null && !name.startsWith('GIT_')) this.problem(sensitive);
-    }
+    for (const name of unwrapped.assignments.keys()) this.assigns(name, true);
     const cwds = unwrapped.cwd ? changeDirectory(state, [unwrapped.cwd], command.cwds) : command.cwds;
     for (const script of unwrapped.scripts) this.nested(script, { cwds, via, assignments }, state, depth);
     // The outer command's redirections were judged with it; the inner one inherits them.

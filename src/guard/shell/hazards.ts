@@ -21,7 +21,7 @@ const SENSITIVE = new Set([
 /** Families of variables with the same power, matched without regard to case where programs read them so (npm). */
 const SENSITIVE_FAMILIES = /^(LD_|DYLD_|BASH_FUNC_|PYTHON|PIP_|PERL|RUBY|GEM_|BUNDLE_|CARGO_|DOTNET_|XDG_|SSH_|GIT_|LUA_|TCL)|^(npm_config_|yarn_|pnpm_|npm_package_)/i;
 /** Git variables that only name an author: everything else under GIT_ can point git at other config, dirs or programs. */
-const HARMLESS_GIT = /^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TERMINAL_PROMPT$/;
+export const HARMLESS_GIT = /^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TERMINAL_PROMPT$/;
 
 /** Why assigning `name` makes what follows unknowable, or null. */
 export function sensitiveVariable(name: string): string | null {

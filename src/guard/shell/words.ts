@@ -36,12 +36,7 @@ export const unknownValue = (reason: string): WordValue => ({ text: '\u0000unkno
  * unset or computed variable) makes the whole word unknown, with the reason.
  */
 export function evaluateWord(node: SyntaxNode, scope: WordScope): WordValue[] {
-  return evaluateWords([node], scope);
-}
-
-/** Several grammar nodes that bash reads as one word, evaluated as one. */
-export function evaluateWords(nodes: SyntaxNode[], scope: WordScope): WordValue[] {
-  return evaluateArgument(nodes, scope).flat();
+  return evaluateArgument([node], scope).flat();
 }
 
 /**

@@ -13,7 +13,8 @@ export interface Unwrapped {
   problem?: string;
 }
 
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'busybox-sh']);
+/** Shells whose `-c` string is bash-like enough to parse again. */
+export const BOURNE_SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'busybox-sh']);
 const GIT_OPTIONS_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix']);
 
 type Args = WordValue[];
@@ -74,7 +75,7 @@ export function unwrapCommand(args: Args): Unwrapped | null {
     case 'git':
       return unwrapGit(args);
     default:
-      if (SHELLS.has(name)) return unwrapShell(name, rest);
+      if (BOURNE_SHELLS.has(name)) return unwrapShell(name, rest);
       return null;
   }
 }
