@@ -17,6 +17,10 @@ export interface RunCommandOptions {
   signal?: AbortSignal;
   /** Bytes of output kept (head and tail); the rest is counted and cut. */
   outputCap: number;
+  /** Written to the command's stdin, which is then closed. Without it stdin is at EOF from the start. */
+  input?: string;
+  /** Also keep stdout and stderr apart, each capped at `outputCap`, in `stdout` and `stderr` of the result. */
+  separateStderr?: boolean;
 }
 
 /** The same shape for success, failure, timeout and abort; runCommand never throws for a failing command. */
@@ -28,6 +32,10 @@ export interface CommandResult {
   aborted: boolean;
   /** stdout and stderr interleaved in arrival order, capped with a visible cut marker. */
   output: string;
+  /** Only with `separateStderr`: stdout alone, capped. */
+  stdout?: string;
+  /** Only with `separateStderr`: stderr alone, capped; a failure to start is reported here too. */
+  stderr?: string;
   totalBytes: number;
   durationMs: number;
 }
@@ -42,17 +50,23 @@ const PIPE_DRAIN_GRACE_MS = 2_000;
 export async function runCommand(options: RunCommandOptions): Promise<CommandResult> {
   const started = performance.now();
   const output = new CappedOutput(options.outputCap);
+  // Hooks read a JSON answer from stdout and a reason from stderr, so they need them apart.
+  const apart = options.separateStderr ? { stdout: new CappedOutput(options.outputCap), stderr: new CappedOutput(options.outputCap) } : undefined;
   const { signal } = options;
   if (signal?.aborted) {
-    return { exitCode: null, signal: null, timedOut: false, aborted: true, output: '', totalBytes: 0, durationMs: 0 };
+    const result: CommandResult = { exitCode: null, signal: null, timedOut: false, aborted: true, output: '', totalBytes: 0, durationMs: 0 };
+    return apart ? { ...result, stdout: '', stderr: '' } : result;
   }
 
-  const subprocess = execa('bash', ['-c', options.command], {
+  // --norc: with `input`, stdin is a socket, and a bash built with SSH_SOURCE_BASHRC
+  // (Debian, Ubuntu) then takes itself for an ssh session and sources ~/.bashrc.
+  const subprocess = execa('bash', ['--norc', '-c', options.command], {
     cwd: options.cwd,
     env: options.env,
     extendEnv: false,
-    // A command that reads stdin gets EOF at once instead of hanging the run.
-    stdin: 'ignore',
+    // A command that reads stdin gets EOF at once (or after the input) instead of
+    // hanging the run. execa ignores EPIPE when the command exits without reading it.
+    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
     stdout: 'pipe',
     stderr: 'pipe',
     // The child leads its own process group, so one kill reaches everything it started.
@@ -81,10 +95,16 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   };
   signal?.addEventListener('abort', onAbort, { once: true });
 
-  const streams = [subprocess.stdout, subprocess.stderr].filter((s): s is Readable => s !== null);
-  for (const stream of streams) {
-    stream.on('data', (chunk: Buffer | string) => output.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
-  }
+  const collect = (stream: Readable | null, alone: CappedOutput | undefined): Readable[] => {
+    if (stream === null) return [];
+    stream.on('data', (chunk: Buffer | string) => {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      output.push(bytes);
+      alone?.push(bytes);
+    });
+    return [stream];
+  };
+  const streams = [...collect(subprocess.stdout, apart?.stdout), ...collect(subprocess.stderr, apart?.stderr)];
 
   let drainTimer: NodeJS.Timeout | undefined;
   subprocess.once('exit', (code: number | null, killedBy: NodeJS.Signals | null) => {
@@ -119,17 +139,18 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   // Wait for the output already in flight before reading it.
   await Promise.all(streams.map((stream) => (stream.closed ? undefined : once(stream, 'close').catch(() => undefined))));
 
-  let text = output.text();
-  if (startError !== undefined) text += `${text && !text.endsWith('\n') ? '\n' : ''}failed to start: ${startError}`;
-  return {
+  const withStartError = (text: string): string =>
+    startError === undefined ? text : `${text}${text && !text.endsWith('\n') ? '\n' : ''}failed to start: ${startError}`;
+  const result: CommandResult = {
     exitCode,
     signal: exitSignal,
     timedOut,
     aborted,
-    output: text,
+    output: withStartError(output.text()),
     totalBytes: output.totalBytes,
     durationMs: Math.round(performance.now() - started),
   };
+  return apart ? { ...result, stdout: apart.stdout.text(), stderr: withStartError(apart.stderr.text()) } : result;
 }
 
 function killProcessGroup(pid: number | undefined): void {

@@ -45,6 +45,33 @@ describe('runCommand', () => {
     expect(result).toMatchObject({ exitCode: 0, timedOut: false, output: 'done\n' });
   });
 
+  test('input is written to stdin, which is then closed', async () => {
+    const result = await runCommand(options('cat; echo done', { input: '{"a":1}\n' }));
+    expect(result).toMatchObject({ exitCode: 0, timedOut: false, output: '{"a":1}\ndone\n' });
+  });
+
+  test('input the command never reads is no error', async () => {
+    const result = await runCommand(options('exit 0', { input: 'x'.repeat(1_000_000) }));
+    expect(result).toMatchObject({ exitCode: 0, timedOut: false, output: '' });
+  });
+
+  test('separateStderr keeps stdout and stderr apart as well as together', async () => {
+    const result = await runCommand(options('echo out; echo err >&2', { separateStderr: true }));
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'out\n', stderr: 'err\n' });
+    expect(result.output).toContain('out\n');
+    expect(result.output).toContain('err\n');
+    const plain = await runCommand(options('echo out'));
+    expect(plain.stdout).toBeUndefined();
+    expect(plain.stderr).toBeUndefined();
+  });
+
+  test('with separateStderr a failure to start is on stderr', async () => {
+    const result = await runCommand(options('echo hi', { cwd: path.join(dir, 'missing'), separateStderr: true }));
+    expect(result.exitCode).toBeNull();
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('failed to start');
+  });
+
   test('the environment is exactly the one given', async () => {
     vi.stubEnv('ANTHROPIC_API_KEY', 'sk-ant-fake-key-from-the-test');
     try {

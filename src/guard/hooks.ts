@@ -1,0 +1,201 @@
+import { z } from 'zod';
+import { InternalError } from '../errors.js';
+import { runCommand } from '../tools/run-command.js';
+
+// Command hooks in the protocol other coding agents already speak (Claude Code's
+// PreToolUse / PostToolUse / Stop): a hook is a bash command that gets one JSON object
+// on stdin and answers with its exit code, so the guard scripts people already run
+// work here unchanged. Exit 2 blocks and stderr says why; exit 0 lets the call go on;
+// anything else is a broken hook, which is recorded but never blocks.
+
+export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'Stop'] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+const DEFAULT_TIMEOUT_SECONDS = 60;
+const MAX_TIMEOUT_SECONDS = 600;
+/** A hook answers in a line or two; more than this is noise, cut with a marker. */
+const HOOK_OUTPUT_CAP = 64 * 1024;
+/** The exit code by which a hook blocks, as the other agents define it. */
+const BLOCKING_EXIT_CODE = 2;
+const NOT_BLANK = /\S/;
+
+const matcher = z
+  .string()
+  .superRefine((text, ctx) => {
+    if (matchesEveryTool(text)) return;
+    try {
+      // Both alone and anchored: `a)(b` compiles once wrapped in `^(?:…)$` but is not a regex.
+      new RegExp(text);
+      anchored(text);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      ctx.addIssue({ code: 'custom', message: `matcher is not a valid regular expression: ${message}` });
+    }
+  })
+  .meta({
+    description:
+      'A regular expression over the tool name, matched against the whole name (`Bash` does not match `BashOutput`), e.g. `Edit|Write`. Empty, `*` or absent: every tool. Ignored for Stop.',
+  });
+
+export const commandHookSchema = z.strictObject({
+  type: z.literal('command').meta({ description: 'The only kind of hook: a command.' }),
+  command: z
+    .string()
+    .regex(NOT_BLANK, { error: 'command is empty' })
+    .meta({ description: 'A bash command line. It gets the event as JSON on stdin; exit 2 blocks, with stderr as the reason.' }),
+  timeout: z
+    .number()
+    .positive()
+    .max(MAX_TIMEOUT_SECONDS)
+    .optional()
+    .meta({ description: 'Seconds before the hook and everything it started are killed.', default: DEFAULT_TIMEOUT_SECONDS }),
+});
+
+export const hookGroupSchema = z.strictObject({
+  matcher: matcher.optional(),
+  hooks: z.array(commandHookSchema).meta({ description: 'Commands run one after another, in this order.' }),
+});
+
+const groups = (when: string) => z.array(hookGroupSchema).optional().meta({ description: `Hooks run ${when}.` });
+
+/** The `hooks:` block, shaped like the other agents' settings so it can be copied over. */
+export const hooksSchema = z.strictObject({
+  PreToolUse: groups('before a tool call; exit 2 denies the call and tells the model why'),
+  PostToolUse: groups('after a tool call; exit 2 sends stderr to the model as feedback'),
+  Stop: groups('when the agent wants to end its turn; exit 2 makes it go on, with stderr as the instruction'),
+});
+
+export type HooksConfig = z.output<typeof hooksSchema>;
+type CommandHook = z.output<typeof commandHookSchema>;
+
+/** What the caller knows about the event; the site fields are added from `HookSite`. */
+export interface HookPayload {
+  tool_name?: string;
+  tool_input?: unknown;
+  tool_response?: unknown;
+  stop_hook_active?: boolean;
+}
+
+/** Where hooks run: the run and its worktree. */
+export interface HookSite {
+  /** The run id. */
+  sessionId: string;
+  /** The run's trace file. */
+  transcriptPath: string;
+  /** The worktree. */
+  cwd: string;
+  /** The tool environment, already free of secrets; CLAUDE_PROJECT_DIR and CORRAL_PROJECT_DIR are added. */
+  env: Record<string, string>;
+  /** The run's interrupt: a running hook is killed and no further hook starts. */
+  signal: AbortSignal;
+}
+
+export interface HookRun {
+  command: string;
+  /** Null when the hook was killed (timeout, interrupt) or could not start. */
+  exitCode: number | null;
+  timedOut: boolean;
+  stderr: string;
+  stdout: string;
+  durationMs: number;
+}
+
+export interface HookOutcome {
+  /** A hook exited 2: the call (PreToolUse) is blocked / feedback (PostToolUse) / the stop is blocked (Stop). */
+  blocked: boolean;
+  /** The blocking hook's stderr (trimmed; if empty, a sentence naming the hook command and exit code 2). */
+  reason: string;
+  /** Every hook that ran, in order, for the trace. */
+  runs: HookRun[];
+}
+
+export async function runHooks(
+  config: HooksConfig | undefined,
+  event: HookEvent,
+  payload: HookPayload,
+  site: HookSite,
+): Promise<HookOutcome> {
+  const hooks = selectHooks(config, event, payload.tool_name);
+  const runs: HookRun[] = [];
+  if (hooks.length === 0) return { blocked: false, reason: '', runs };
+
+  const input = `${JSON.stringify(buildInput(event, payload, site))}\n`;
+  const env = { ...site.env, CLAUDE_PROJECT_DIR: site.cwd, CORRAL_PROJECT_DIR: site.cwd };
+  for (const hook of hooks) {
+    // An interrupted run decides nothing more; the caller stops on the signal itself.
+    if (site.signal.aborted) break;
+    const result = await runCommand({
+      command: hook.command,
+      cwd: site.cwd,
+      env,
+      timeoutMs: (hook.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+      signal: site.signal,
+      outputCap: HOOK_OUTPUT_CAP,
+      input,
+      separateStderr: true,
+    });
+    const run: HookRun = {
+      command: hook.command,
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+      stderr: result.stderr ?? '',
+      stdout: result.stdout ?? '',
+      durationMs: result.durationMs,
+    };
+    runs.push(run);
+    if (run.exitCode === BLOCKING_EXIT_CODE) {
+      const reason = run.stderr.trim() || `hook \`${hook.command}\` exited with code 2 and wrote no reason on stderr`;
+      return { blocked: true, reason, runs };
+    }
+  }
+  return { blocked: false, reason: '', runs };
+}
+
+/** The hooks of `event` whose group matches the tool, in config order. Stop ignores matchers. */
+function selectHooks(config: HooksConfig | undefined, event: HookEvent, toolName: string | undefined): CommandHook[] {
+  const selected: CommandHook[] = [];
+  for (const group of config?.[event] ?? []) {
+    if (event === 'Stop' || matchesTool(group.matcher, toolName ?? '')) selected.push(...group.hooks);
+  }
+  return selected;
+}
+
+function matchesTool(matcher: string | undefined, toolName: string): boolean {
+  if (matcher === undefined || matchesEveryTool(matcher)) return true;
+  return anchored(matcher).test(toolName);
+}
+
+function matchesEveryTool(matcher: string): boolean {
+  return matcher === '' || matcher === '*';
+}
+
+function anchored(matcher: string): RegExp {
+  return new RegExp(`^(?:${matcher})$`);
+}
+
+/** The stdin object, with the field names the other agents send. */
+function buildInput(event: HookEvent, payload: HookPayload, site: HookSite): Record<string, unknown> {
+  const common = {
+    session_id: site.sessionId,
+    transcript_path: site.transcriptPath,
+    cwd: site.cwd,
+    hook_event_name: event,
+  };
+  switch (event) {
+    case 'PreToolUse':
+      return { ...common, tool_name: payload.tool_name ?? '', tool_input: payload.tool_input ?? {} };
+    case 'PostToolUse':
+      return {
+        ...common,
+        tool_name: payload.tool_name ?? '',
+        tool_input: payload.tool_input ?? {},
+        tool_response: payload.tool_response ?? null,
+      };
+    case 'Stop':
+      return { ...common, stop_hook_active: payload.stop_hook_active ?? false };
+    default: {
+      const unknown: never = event;
+      throw new InternalError(`unknown hook event ${String(unknown)}`);
+    }
+  }
+}
