@@ -31,6 +31,11 @@ export interface LoopOptions {
   /** Parses, guards and runs one call; never throws for what the model can recover from. */
   runToolCall(use: ToolUse, step: number, signal: AbortSignal): Promise<ToolOutput>;
   runChecks(round: number, signal: AbortSignal): Promise<CheckRound>;
+  /**
+   * Stop hooks, when the model ends its turn and before the checks. `active` is true when
+   * the previous stop was blocked by a hook, which may then not block again.
+   */
+  stopHooks?(active: boolean, signal: AbortSignal): Promise<{ blocked: boolean; reason: string }>;
   /** Called once per turn after its tool calls: why policy has stopped the run, or null to go on. */
   blocked?(): string | null;
 }
@@ -57,6 +62,7 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
   const messages: MessageParam[] = [{ role: 'user', content: options.taskMessage }];
   let finalText = '';
   let failedRounds = 0;
+  let stopHookActive = false;
 
   const stopped = (): LoopOutcome | null => {
     if (options.interrupt.aborted) return { kind: 'interrupted', finalText };
@@ -126,6 +132,18 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
 
     // The API rejects an empty assistant turn, and check feedback must follow one.
     if (turn.content.length === 0) messages.push({ role: 'assistant', content: '(no reply)' });
+    if (options.stopHooks) {
+      const stop = await options.stopHooks(stopHookActive, signal);
+      const halted = stopped();
+      if (halted) return halted;
+      // At most once in a row: a stop that follows a blocked one goes on to the checks.
+      if (stop.blocked && !stopHookActive) {
+        stopHookActive = true;
+        messages.push({ role: 'user', content: stop.reason });
+        continue;
+      }
+    }
+    stopHookActive = false;
     const round = await options.runChecks(failedRounds + 1, signal);
     const halted = stopped();
     if (halted) return halted;

@@ -30,15 +30,22 @@ const PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({
  * Only a date may follow the alias, so `claude-opus-4-50` or `claude-opus-4-5-fast`
  * stay unknown rather than borrowing a price that may not be theirs.
  */
-export function priceOf(model: string): ModelPrice | null {
+export function priceOf(model: string, configured: PriceTable = {}): ModelPrice | null {
   const dated = /^(.*)-\d{8}$/.exec(model);
   const alias = dated?.[1] ?? model;
-  return Object.hasOwn(PRICES, alias) ? (PRICES[alias] ?? null) : null;
+  // Prices from config come first: they add models and correct known ones.
+  for (const table of [configured, PRICES]) {
+    for (const name of [model, alias]) if (Object.hasOwn(table, name)) return table[name] ?? null;
+  }
+  return null;
 }
 
+/** Prices by model id, from config. */
+export type PriceTable = Readonly<Record<string, ModelPrice>>;
+
 /** Cost in US dollars of the given usage, or null when the model's price is unknown. */
-export function costUsd(model: string, usage: TokenUsage): number | null {
-  const price = priceOf(model);
+export function costUsd(model: string, usage: TokenUsage, configured: PriceTable = {}): number | null {
+  const price = priceOf(model, configured);
   if (!price) return null;
   return (
     (usage.inputTokens * price.inputPerMTok +

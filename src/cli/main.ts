@@ -26,6 +26,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .option('--keep', 'keep the worktree after the run and print where it is')
     .option('--model <id>', 'model id, or replay:<script.yaml>, overriding the ticket')
     .option('--runs-dir <dir>', 'where run directories go (default: <repo>/.corral/runs)')
+    .option('--unattended', 'nobody is there to approve: refuse every ask (also when CI=true or stdin is not a terminal)')
     .action(async (tickets: string[], options: RunCommandOptions) => {
       const { runCommand } = await import('./commands/run.js');
       exitCode = await runCommand(tickets, options, io);
@@ -53,6 +54,24 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       exitCode = await explainCommand(words, options, io);
     });
 
+  program
+    .command('config')
+    .description('print the effective config (user, project, ticket) with where each value and rule came from')
+    .option('--ticket <file>', 'what this ticket gets: its own fields over the config of its repository')
+    .option('--json', 'print it as JSON')
+    .action(async (options: ConfigOptions) => {
+      const { configCommand } = await import('./commands/config.js');
+      exitCode = await configCommand(options, io);
+    });
+
+  program
+    .command('init')
+    .description('write a commented corral.yaml and an example ticket into this repository (never overwrites)')
+    .action(async () => {
+      const { initCommand } = await import('./commands/init.js');
+      exitCode = await initCommand(io);
+    });
+
   const policy = program.command('policy').description('test guard policies');
   policy
     .command('test')
@@ -78,8 +97,14 @@ export interface ExplainOptions {
   json?: boolean;
 }
 
+export interface ConfigOptions {
+  ticket?: string;
+  json?: boolean;
+}
+
 export interface RunCommandOptions {
   json?: boolean;
+  unattended?: boolean;
   keep?: boolean;
   model?: string;
   runsDir?: string;

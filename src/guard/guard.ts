@@ -9,7 +9,7 @@ import { bashFacts, checkKey, classify, gitMetadataOf, pathFact, UNKNOWN_ARG, ty
 import { isSecret } from './paths/protected.js';
 import { globCandidates, resolvePhysical } from './paths/resolve.js';
 import { hardenedGitEnv } from '../workspace/git.js';
-import { stackPolicies } from './rules/policy.js';
+import { stackPolicies, type PolicyLayer } from './rules/policy.js';
 import type { Policy } from './rules/types.js';
 import { analyseScript } from './shell/analyse.js';
 import { loadBashParser } from './shell/parser.js';
@@ -28,8 +28,8 @@ export interface GuardOptions {
   /** The environment commands will see. */
   env: Record<string, string>;
   ticket: Pick<Ticket, 'id' | 'labels' | 'allow' | 'forbid' | 'checks' | 'policy' | 'file'>;
-  /** Rules of the scopes above the ticket (user, project); the ticket's own rules are added here. */
-  policy?: Policy;
+  /** The policy blocks of the scopes above the ticket (user, project); the ticket's own block is stacked on them here. */
+  layers?: PolicyLayer[];
 }
 
 export interface Guard {
@@ -41,14 +41,7 @@ export interface Guard {
 /** The guard of one run: site facts gathered once, the shell parser loaded on the first Bash call. */
 export function createGuard(options: GuardOptions): Guard {
   const worktree = resolvePhysical(options.worktree, '/');
-  const ticketPolicy = stackPolicies([{ scope: 'ticket', file: options.ticket.policy, source: options.ticket.file }]);
-  const policy: Policy = options.policy
-    ? {
-        rules: [...options.policy.rules, ...ticketPolicy.rules],
-        defaultEffect: options.ticket.policy?.default_effect ?? options.policy.defaultEffect,
-        defaultScope: options.ticket.policy?.default_effect ? 'ticket' : options.policy.defaultScope,
-      }
-    : ticketPolicy;
+  const policy = stackPolicies([...(options.layers ?? []), { scope: 'ticket', file: options.ticket.policy, source: options.ticket.file }]);
   let trackedSecrets: string[] | undefined;
   const site: CallSite = {
     worktree,

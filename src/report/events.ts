@@ -12,6 +12,9 @@ export type RunEvent =
   | { type: 'model_response'; step: number; stopReason: string; usage: TokenUsage; content: TurnBlock[]; durationMs: number }
   | { type: 'tool_call'; step: number; id: string; tool: string; input: unknown }
   | { type: 'decision'; step: number; id: string; tool: string; effect: Effect; rule: string; scope: string; reason: string; source?: string; commands: string[][]; paths: string[] }
+  | { type: 'run_gate'; effect: Effect; rule: string; scope: string; reason: string; source?: string; approved?: boolean }
+  | { type: 'approval'; step: number; id: string; tool: string; rule: string; approved: boolean; by: string; for?: 'once' | 'run' }
+  | { type: 'hook'; step: number; event: string; command: string; exitCode: number | null; timedOut: boolean; durationMs: number; blocked: boolean; stderr: string }
   | { type: 'tool_result'; step: number; id: string; tool: string; isError: boolean; bytes: number; durationMs: number }
   | { type: 'check'; round: number; name: string; passed: boolean; exitCode: number | null; durationMs: number; output: string }
   | { type: 'fence'; ok: boolean; verdicts: FenceVerdict[] }

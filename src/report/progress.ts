@@ -20,7 +20,18 @@ export function formatProgress(ticketId: string, event: RunEvent, c: ChalkInstan
       return `${tag} step ${event.step} ${c.dim(`${event.stopReason}${calls.length ? `: ${calls.join(', ')}` : ''} · ${formatDuration(event.durationMs)}`)}`;
     }
     case 'decision':
-      return event.effect === 'allow' ? null : `${tag} ${c.yellow(`${event.effect === 'deny' ? 'denied' : 'refused'} ${event.tool}`)} ${c.dim(`${event.rule}: ${event.reason}`)}`;
+      return event.effect === 'allow' ? null : `${tag} ${c.yellow(`${event.effect === 'deny' ? 'denied' : 'asks about'} ${event.tool}`)} ${c.dim(`${event.rule}: ${event.reason}`)}`;
+    case 'approval': {
+      const how = event.approved ? (event.by === 'remembered' ? 'approved (remembered for this run)' : `approved ${event.for === 'run' ? 'for this run' : 'once'}`) : event.by === 'unattended' ? 'refused (unattended)' : 'refused';
+      return `${tag} ${event.approved ? c.green(how) : c.yellow(how)} ${event.tool} ${c.dim(event.rule)}`;
+    }
+    case 'hook': {
+      if (event.blocked) return `${tag} ${c.yellow(`${event.event} hook blocked`)} ${c.dim(`${event.command}: ${event.stderr.trim().split('\n')[0] ?? ''}`)}`;
+      if (event.exitCode === 0) return null;
+      return `${tag} ${c.yellow(`${event.event} hook ${event.timedOut ? 'timed out' : `exited ${event.exitCode}`} (ignored)`)} ${c.dim(event.command)}`;
+    }
+    case 'run_gate':
+      return `${tag} ${event.effect === 'deny' || !event.approved ? c.red('run.start refused') : c.green('run.start approved')} ${c.dim(`${event.rule}: ${event.reason}`)}`;
     case 'check':
       return `${tag} check ${event.passed ? c.green('✔') : c.red('✘')} ${event.name} ${c.dim(formatDuration(event.durationMs))}`;
     case 'fence':

@@ -17,6 +17,15 @@ const STATUS_LABEL: Record<RunStatus, string> = {
   internal_error: 'INTERNAL ERROR',
 };
 
+const APPROVED = new Set(['yes', 'always', 'remembered']);
+const ANSWER_TEXT: Record<string, string> = {
+  yes: 'approved once',
+  always: 'approved for this run',
+  remembered: 'approved (an earlier "always")',
+  no: 'refused by you',
+  unattended: 'refused (unattended: nobody to approve)',
+};
+
 const KIND_LETTER: Record<ChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', mode: 'm', type: 'T' };
 
 export function formatDuration(ms: number): string {
@@ -61,14 +70,17 @@ export function formatSummary(result: RunResult, c: ChalkInstance, cwd: string):
     }
   }
 
-  lines.push(`  ${c.dim('calls')}    ${result.toolCalls} tool calls · ${result.denied.length} denied · ${result.asked.length} asked`);
+  const approved = result.asked.filter((record) => APPROVED.has(record.answer ?? 'no')).length;
+  const asked = result.asked.length === 0 ? '0 asked' : `${result.asked.length} asked (${approved} approved, ${result.asked.length - approved} refused)`;
+  lines.push(`  ${c.dim('calls')}    ${result.toolCalls} tool calls · ${result.denied.length} denied · ${asked}`);
   for (const record of result.denied) {
     lines.push(`    ${c.yellow('✘')} ${record.call}  ${c.dim(`denied by ${record.rule}: ${record.reason}`)}`);
   }
-  // No approver yet: an ask is refused, and the summary says so.
   for (const record of result.asked) {
-    lines.push(`    ${c.yellow('?')} ${record.call}  ${c.dim(`asked by ${record.rule}, refused (no approver): ${record.reason}`)}`);
+    const yes = APPROVED.has(record.answer ?? 'no');
+    lines.push(`    ${yes ? c.green('✔') : c.yellow('?')} ${record.call}  ${c.dim(`asked by ${record.rule}, ${ANSWER_TEXT[record.answer ?? 'no']}: ${record.reason}`)}`);
   }
+  if (result.approvalsNeeded) lines.push(`  ${c.dim('approve')}  ${rel(result.approvalsNeeded)} ${c.dim('(refused asks as ready-to-paste allow rules)')}`);
   if (result.followUps.length > 0) {
     lines.push(`  ${c.dim('follow-ups')}`);
     for (const item of result.followUps) lines.push(`    • ${item}`);

@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { loadConfig, type LoadedConfig } from '../config/load.js';
+import { applySettings, priceTable, settingsFrom, type Settings } from '../config/settings.js';
 import { UsageError, type Problem } from '../errors.js';
 import { discoverTickets } from '../ticket/discover.js';
 import { findDuplicateIds } from '../ticket/duplicate-ids.js';
@@ -9,28 +11,54 @@ import { preflightTicket, type PreflightOptions } from './preflight.js';
 export interface LoadedTicket {
   /** The path as shown to the user (relative to cwd). */
   shown: string;
+  /** The ticket as written (config is applied again when it runs). */
   ticket?: Ticket;
+  /** The user and project config of the ticket's repository. */
+  settings?: Settings;
   problems: Problem[];
 }
 
 /**
  * Finds, loads and preflights every ticket of a command line, collecting every problem
  * of every file (duplicate ids across files included) instead of stopping at the first.
+ * A config file with problems is listed once, as an entry of its own.
  */
-export async function loadTickets(inputs: string[], options: PreflightOptions): Promise<LoadedTicket[]> {
+export async function loadTickets(inputs: string[], options: PreflightOptions & { model?: string }): Promise<LoadedTicket[]> {
   const files = await discoverTickets(inputs.map((p) => path.resolve(options.cwd, p)));
   if (files.length === 0) throw new UsageError(`no ticket files found in ${inputs.join(', ')}`);
   const loaded: LoadedTicket[] = [];
+  const configs = new Map<string, Promise<LoadedConfig>>();
+  const configOf = (repo: string): Promise<LoadedConfig> => {
+    let config = configs.get(repo);
+    if (config === undefined) configs.set(repo, (config = loadConfig(repo, options.env, options.cwd)));
+    return config;
+  };
   for (const file of files) {
     const shown = path.relative(options.cwd, file) || file;
     try {
       const ticket = await loadTicket(shown);
-      loaded.push({ shown, ticket, problems: await preflightTicket(ticket, options) });
+      const config = await configOf(ticket.repo);
+      if (config.problems.length > 0) {
+        loaded.push({ shown, ticket, problems: [] });
+        continue;
+      }
+      const settings = settingsFrom(config);
+      const applied = applySettings(ticket, settings, { ...(options.model ? { modelOverride: options.model } : {}), shownFile: shown });
+      const problems = [...applied.problems, ...(await preflightTicket(applied.ticket, { env: options.env, cwd: options.cwd, requireKey: options.requireKey, prices: priceTable(settings) }))];
+      loaded.push({ shown, ticket, settings, problems });
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
       // A problem with no position is still a problem of this file.
       const problems = error.problems.length > 0 ? error.problems : [{ file: shown, line: 1, column: 1, field: '', message: error.message }];
       loaded.push({ shown, problems });
+    }
+  }
+  const seen = new Set<string>();
+  for (const config of await Promise.all(configs.values())) {
+    for (const problem of config.problems) {
+      if (seen.has(problem.file)) continue;
+      seen.add(problem.file);
+      loaded.push({ shown: problem.file, problems: config.problems.filter((p) => p.file === problem.file) });
     }
   }
   const tickets = loaded.flatMap((l) => (l.ticket ? [l.ticket] : []));

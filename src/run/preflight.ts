@@ -1,22 +1,22 @@
 import path from 'node:path';
 import { DEFAULT_MODEL, missingKeyError } from '../agent/create-model.js';
 import { isReplayModel, replayScriptPath } from '../agent/model-id.js';
-import { priceOf } from '../agent/prices.js';
+import { priceOf, type PriceTable } from '../agent/prices.js';
 import { loadReplayScript } from '../agent/replay-model.js';
 import { UsageError, type Problem } from '../errors.js';
 import type { Ticket } from '../ticket/types.js';
 
 export interface PreflightOptions {
-  /** A model that overrides the ticket's (`--model`). */
-  model?: string;
   env: NodeJS.ProcessEnv;
   cwd: string;
   /** Whether a real model's missing API key counts (`corral run`) or not (`corral check`). */
   requireKey: boolean;
+  /** Prices from config, beside the ones corral knows. */
+  prices?: PriceTable;
 }
 
-export function modelOf(ticket: Ticket, override?: string): string {
-  return override ?? ticket.model ?? DEFAULT_MODEL;
+export function modelOf(ticket: Ticket): string {
+  return ticket.model ?? DEFAULT_MODEL;
 }
 
 /**
@@ -31,9 +31,9 @@ export async function preflightTicket(ticket: Ticket, options: PreflightOptions)
   const problems: Problem[] = [];
   if (ticket.sandbox === 'bwrap') problems.push(at('sandbox', 'bwrap is not supported by this version of corral yet', 'use `sandbox: auto` or `none`'));
 
-  const modelId = modelOf(ticket, options.model);
-  if (ticket.budget.usd !== undefined && !isReplayModel(modelId) && priceOf(modelId) === null) {
-    problems.push(at('budget.usd', `corral has no price for model ${modelId}, so a dollar budget cannot be enforced`, 'drop budget.usd or use a priced model'));
+  const modelId = modelOf(ticket);
+  if (ticket.budget.usd !== undefined && !isReplayModel(modelId) && priceOf(modelId, options.prices) === null) {
+    problems.push(at('budget.usd', `corral has no price for model ${modelId}, so a dollar budget cannot be enforced`, 'drop budget.usd, use a priced model, or give its price under `prices:` in corral.yaml'));
   }
   if (isReplayModel(modelId)) {
     const script = replayScriptPath(modelId);

@@ -80,7 +80,11 @@ export interface CallRecord {
   tool: string;
   effect: Effect;
   rule: string;
+  /** Where the deciding rule lives: baseline, user, project, ticket, default, or hook. */
+  scope?: string;
   reason: string;
+  /** For an ask: yes (once), always (for the run), remembered (an earlier always), no, or unattended (refused, nobody to ask). */
+  answer?: 'yes' | 'always' | 'remembered' | 'no' | 'unattended';
   /** A short rendering of the call for the summary. */
   call: string;
 }
@@ -105,7 +109,10 @@ export interface RunResult {
   checkRoundsUsed: number;
   toolCalls: number;
   denied: CallRecord[];
+  /** Every call the guard asked about, approved or refused. */
   asked: CallRecord[];
+  /** Refused asks written as ready-to-paste allow rules (unattended runs only). */
+  approvalsNeeded?: string;
   followUps: string[];
   finalText: string;
   runDir: string;

@@ -23,9 +23,13 @@ import { createWorktree, removeWorktree, type Worktree } from '../workspace/work
 import { formatCheckFeedback, runChecks, runTicketCommand, type CommandSite } from './checks.js';
 import { modelOf, preflightTicket } from './preflight.js';
 import { exitCodeOf, extractFollowUps, type CheckResult, type RunResult, type RunStatus } from './result.js';
-import { RefusalStreak, runToolCall, type ToolCallLedger } from './tool-call.js';
+import { RefusalStreak, runGateHooks, runToolCall, type CallGate, type ToolCallLedger } from './tool-call.js';
 import { buildToolEnv } from './tool-env.js';
 import { createGuard } from '../guard/guard.js';
+import { createApprover, type Approver, type TerminalPrompt } from '../guard/approver.js';
+import { runStartRules } from '../guard/rules/policy.js';
+import { decideRunStart } from '../guard/run-start.js';
+import { applySettings, defaultSettings, priceTable, type Settings } from '../config/settings.js';
 
 export interface RunOptions {
   /** Keep the worktree after the run and say where it is. */
@@ -42,18 +46,21 @@ export interface RunOptions {
   /** Shown paths are relative to this directory. */
   cwd: string;
   now?: () => number;
+  /** The user and project config of the ticket's repository; none when absent. */
+  settings?: Settings;
+  /** The terminal to ask a person on; absent, the run is unattended and every ask is refused. */
+  prompt?: TerminalPrompt;
 }
 
 const OUTPUT_CAP = 30_000;
 const MAX_TOKENS = 8_192;
-/** Turns in a row whose tool calls were all denied or refused, after which the run stops as blocked (exit 4). */
-const MAX_REFUSED_TURNS_IN_A_ROW = 5;
 
 /** How a run ended before its result is judged against the fence. */
 export type Outcome =
   | LoopOutcome
   | { kind: 'setup_failed'; reason: string }
   | { kind: 'internal_error'; reason: string }
+  | { kind: 'not_started'; reason: string }
   | undefined;
 
 export function makeRunId(ticketId: string, now: number): string {
@@ -62,12 +69,16 @@ export function makeRunId(ticketId: string, now: number): string {
 }
 
 /** One ticket end to end: model → worktree → setup → loop → checks → fence → patch/branch → result. */
-export async function runTicket(ticket: Ticket, options: RunOptions): Promise<RunResult> {
+export async function runTicket(written: Ticket, options: RunOptions): Promise<RunResult> {
   const now = options.now ?? Date.now;
   const startedAt = now();
-  const shownFile = path.relative(options.cwd, ticket.file) || ticket.file;
-  const modelId = modelOf(ticket, options.model);
-  const problems = await preflightTicket(ticket, { ...(options.model ? { model: options.model } : {}), env: options.env, cwd: options.cwd, requireKey: true });
+  const shownFile = path.relative(options.cwd, written.file) || written.file;
+  const settings = options.settings ?? defaultSettings();
+  const applied = applySettings(written, settings, { ...(options.model ? { modelOverride: options.model } : {}), shownFile });
+  const ticket = applied.ticket;
+  const modelId = modelOf(ticket);
+  const prices = priceTable(settings);
+  const problems = [...applied.problems, ...(await preflightTicket(ticket, { env: options.env, cwd: options.cwd, requireKey: true, prices }))];
   if (problems.length > 0) throw new UsageError(`${shownFile}: cannot run`, problems);
   const model = await prepareModel(modelId, options.env, options.cwd);
   const baseCommit = await resolveCommit(ticket.repo, ticket.base);
@@ -91,11 +102,16 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
   const meter = new BudgetMeter(ticket.budget, startedAt, now);
   const ledger: ToolCallLedger = { calls: 0, denied: [], asked: [], streak: new RefusalStreak() };
   const checks = { last: [] as CheckResult[], rounds: 0 };
+  const approvalsFile = path.join(runDir, 'approvals-needed.yaml');
+  const approver = createApprover({ ...(options.prompt ? { prompt: options.prompt } : {}), approvalsFile });
+  const brokenHooks = new Set<string>();
   let outcome: Outcome;
   let worktree: Worktree | undefined;
   let tempDir: string | undefined;
 
   try {
+    outcome = await gateRunStart(ticket, settings, approver, options.interrupt, emit);
+    if (outcome) throw new RunNotStarted();
     worktree = await createWorktree(ticket.repo, baseCommit, ticket.id);
     emit({ type: 'worktree', dir: worktree.dir, baseCommit });
     tempDir = await mkdtemp(path.join(tmpdir(), 'corral-tmp-'));
@@ -104,8 +120,21 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
     outcome = await runSetup(ticket, site, options.interrupt, meter, emit);
     if (!outcome) {
       const worktreeDir = worktree.dir;
-      const guard = createGuard({ worktree: worktreeDir, tmpDir: tempDir, env, ticket });
+      const guard = createGuard({ worktree: worktreeDir, tmpDir: tempDir, env, ticket, layers: settings.policyLayers });
       emit({ type: 'policy', rules: guard.policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope })), defaultEffect: guard.policy.defaultEffect });
+      const gate: CallGate = {
+        guard,
+        approver,
+        hooks: settings.hooks,
+        hookSite: (signal) => ({ sessionId: runId, transcriptPath: traceFile, cwd: worktreeDir, env, signal }),
+        worktree: worktreeDir,
+        ticketId: ticket.id,
+        onBrokenHook: (event, command, what) => {
+          const warning = `${event} hook \`${command}\` ${what}; the run went on without it`;
+          if (!brokenHooks.has(warning)) warnings.push(warning);
+          brokenHooks.add(warning);
+        },
+      };
       const toolContext = (signal: AbortSignal): ToolContext => ({
         worktree: worktreeDir,
         env,
@@ -124,14 +153,15 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
         checkRounds: ticket.checkRounds,
         interrupt: options.interrupt,
         emit,
-        priceTurn: (usage) => (isReplayModel(model.id) ? 0 : costUsd(model.id, usage)),
-        runToolCall: (use, step, signal) => runToolCall(use, step, toolContext(signal), emit, ledger, guard),
+        priceTurn: (usage) => (isReplayModel(model.id) ? 0 : costUsd(model.id, usage, prices)),
+        runToolCall: (use, step, signal) => runToolCall(use, step, toolContext(signal), emit, ledger, gate),
         blocked: () => {
-          const turns = ledger.streak.endTurn();
-          return turns >= MAX_REFUSED_TURNS_IN_A_ROW
-            ? `every tool call of ${turns} turns in a row was denied or refused; stopping instead of burning the budget`
+          const limit = settings.maxRefusalsInARow.value;
+          return ledger.streak.inARow >= limit
+            ? `${ledger.streak.inARow} calls in a row were denied or refused (limit ${limit}); stopping instead of burning the budget`
             : null;
         },
+        stopHooks: async (active, signal) => runGateHooks(gate, 'Stop', { stop_hook_active: active }, signal, emit, meter.steps),
         runChecks: async (round, signal) => {
           checks.rounds = round;
           checks.last = await runChecks(ticket.checks, site, round, emit, signal);
@@ -141,7 +171,7 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
       });
     }
   } catch (error) {
-    outcome = { kind: 'internal_error', reason: error instanceof Error ? error.message : String(error) };
+    if (!(error instanceof RunNotStarted)) outcome = { kind: 'internal_error', reason: error instanceof Error ? error.message : String(error) };
   }
 
   const recorded = worktree
@@ -178,6 +208,7 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
     toolCalls: ledger.calls,
     denied: ledger.denied,
     asked: ledger.asked,
+    ...(ledger.asked.some((record) => record.answer === 'unattended') ? { approvalsNeeded: approvalsFile } : {}),
     followUps: extractFollowUps(finalText),
     finalText,
     runDir,
@@ -187,6 +218,29 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
     ...(keptWorktree ? { worktree: keptWorktree } : {}),
     warnings,
   };
+}
+
+/** Thrown to skip from a run-start refusal to recording the result; never escapes runTicket. */
+class RunNotStarted extends Error {}
+
+/**
+ * The \`hook: run.start\` rules of config and ticket, over the ticket alone: a deny ends
+ * the run before any worktree exists; an ask goes to the approver like a call would.
+ */
+async function gateRunStart(ticket: Ticket, settings: Settings, approver: Approver, interrupt: AbortSignal, emit: EmitEvent): Promise<Outcome> {
+  const rules = [...settings.runStart, ...runStartRules([{ scope: 'ticket', file: ticket.policy, source: ticket.file }])];
+  const decision = decideRunStart(rules, ticket);
+  if (decision === null) return undefined;
+  let approved = false;
+  if (decision.effect === 'ask') {
+    const answer = await approver.ask({ ticketId: ticket.id, step: 0, tool: 'run.start', input: { ticket: ticket.id, labels: ticket.labels.join(', ') }, decision, commands: [], paths: [], worktree: ticket.repo }, interrupt).catch(() => ({ approved: false }) as const);
+    approved = answer.approved;
+  }
+  emit({ type: 'run_gate', ...decision, ...(decision.effect === 'ask' ? { approved } : {}) });
+  if (interrupt.aborted) return { kind: 'interrupted', finalText: '' };
+  if (approved) return undefined;
+  const how = decision.effect === 'deny' ? 'denied' : 'needed approval and was refused';
+  return { kind: 'not_started', reason: `the run ${how} by run.start rule ${decision.rule} (${decision.source ?? decision.scope}): ${decision.reason}` };
 }
 
 /** The ticket's setup commands, bounded by the interrupt and the minute budget. */
@@ -279,6 +333,8 @@ export function decideStatus(outcome: Outcome, fence: FenceResult, ticket: Pick<
   switch (outcome.kind) {
     case 'setup_failed':
       return { status: 'failed', reason: outcome.reason };
+    case 'not_started':
+      return { status: 'blocked', reason: outcome.reason };
     case 'budget_exhausted':
       return { status: 'budget_exhausted', reason: `budget exhausted: ${outcome.exceeded.which} (${outcome.exceeded.detail})` };
     case 'refused':

@@ -1,6 +1,8 @@
+import type { ToolUse } from '../agent/loop.js';
+import type { Approver, ApprovalAnswer } from '../guard/approver.js';
 import type { Decision } from '../guard/decide.js';
 import { refusalText, type Guard, type Verdict } from '../guard/guard.js';
-import type { ToolUse } from '../agent/loop.js';
+import { runHooks, type HookEvent, type HookOutcome, type HookPayload, type HooksConfig, type HookSite } from '../guard/hooks.js';
 import type { EmitEvent } from '../report/events.js';
 import { parseToolCall } from '../tools/index.js';
 import type { ToolContext, ToolOutput } from '../tools/types.js';
@@ -9,46 +11,49 @@ import type { CallRecord } from './result.js';
 export interface ToolCallLedger {
   calls: number;
   denied: CallRecord[];
+  /** Every ask, with its answer. */
   asked: CallRecord[];
   streak: RefusalStreak;
 }
 
 /**
- * Counts turns in a row in which the guard refused every call, so a run that keeps
- * hitting the policy stops (blocked) instead of burning its budget. Invalid calls are a
- * model's slip, not a policy verdict, and count neither way.
+ * Counts denied or refused calls in a row, so a run that keeps hitting the policy stops
+ * (blocked) instead of burning its budget. An allowed or approved call resets it; an
+ * invalid call is a model's slip, not a policy verdict, and counts neither way.
  */
 export class RefusalStreak {
-  turns = 0;
-  private allowed = 0;
-  private refused = 0;
+  inARow = 0;
 
   noteAllowed(): void {
-    this.allowed += 1;
+    this.inARow = 0;
   }
 
   noteRefused(): void {
-    this.refused += 1;
-  }
-
-  /** Closes the turn's tally; returns how many turns in a row were wholly refused. */
-  endTurn(): number {
-    if (this.allowed > 0) this.turns = 0;
-    else if (this.refused > 0) this.turns += 1;
-    this.allowed = 0;
-    this.refused = 0;
-    return this.turns;
+    this.inARow += 1;
   }
 }
 
-/** One call end to end: parse, resolve paths, decide, then run only what was allowed. */
+/** What stands between a tool call and its effect: hooks, then the guard, then the approver. */
+export interface CallGate {
+  guard: Guard;
+  approver: Approver;
+  hooks: HooksConfig | undefined;
+  /** Where hooks run, for a call that may be interrupted by `signal`. */
+  hookSite(signal: AbortSignal): HookSite;
+  worktree: string;
+  ticketId: string;
+  /** Hooks that failed without blocking (an exit code other than 0 and 2, a timeout). */
+  onBrokenHook(event: HookEvent, command: string, what: string): void;
+}
+
+/** One call end to end: hooks, parse, resolve paths, decide, ask, then run only what was allowed. */
 export async function runToolCall(
   use: ToolUse,
   step: number,
   context: ToolContext,
   emit: EmitEvent,
   ledger: ToolCallLedger,
-  guard: Guard,
+  gate: CallGate,
 ): Promise<ToolOutput> {
   ledger.calls += 1;
   emit({ type: 'tool_call', step, id: use.id, tool: use.name, input: use.input });
@@ -65,6 +70,12 @@ export async function runToolCall(
     });
     return output;
   };
+  const refuse = (decision: Decision, into: CallRecord[], extra: Partial<CallRecord> = {}): ToolOutput => {
+    into.push({ step, tool: use.name, ...decision, call: describeCall(use), ...extra });
+    ledger.streak.noteRefused();
+    return finish({ content: refusalText(decision), isError: true });
+  };
+  const hooks = (event: HookEvent, payload: HookPayload): Promise<HookOutcome> => runGateHooks(gate, event, payload, context.signal, emit, step);
 
   const parsed = parseToolCall(use.name, use.input);
   if (!parsed.ok) {
@@ -74,32 +85,87 @@ export async function runToolCall(
     return finish({ content: parsed.error, isError: true });
   }
 
+  // A hook runs first and can only tighten: passing it still leaves the guard to decide.
+  const pre = await hooks('PreToolUse', { tool_name: use.name, tool_input: use.input });
+  if (pre.blocked) {
+    const decision: Decision = { effect: 'deny', rule: 'hook.PreToolUse', scope: 'hook', reason: pre.reason };
+    emit({ type: 'decision', step, id: use.id, tool: use.name, ...decision, commands: [], paths: [] });
+    return refuse(decision, ledger.denied);
+  }
+
   const tool = parsed.tool;
   let verdict: Verdict | undefined;
   let decision: Decision;
   try {
-    verdict = await guard.decide(tool.name, parsed.input);
+    verdict = await gate.guard.decide(tool.name, parsed.input);
     decision = verdict.decision;
   } catch (error) {
     // A guard that cannot decide never lets the call through.
     const message = error instanceof Error ? error.message : String(error);
     decision = { effect: 'deny', rule: 'baseline.guard-error', scope: 'baseline', reason: `the guard could not decide: ${message}` };
   }
-  emit({ type: 'decision', step, id: use.id, tool: use.name, ...decision, ...decisionFacts(verdict) });
-  if (decision.effect !== 'allow') {
-    // No approver yet: an ask is refused, never allowed (fail closed).
-    const record = { step, tool: use.name, ...decision, call: describeCall(use) };
-    (decision.effect === 'ask' ? ledger.asked : ledger.denied).push(record);
-    ledger.streak.noteRefused();
-    return finish({ content: refusalText(decision), isError: true });
+  const facts = decisionFacts(verdict);
+  emit({ type: 'decision', step, id: use.id, tool: use.name, ...decision, ...facts });
+  if (decision.effect === 'deny') return refuse(decision, ledger.denied);
+  if (decision.effect === 'ask') {
+    const answer = await askApprover(gate, use, step, decision, verdict, context.signal);
+    emit({ type: 'approval', step, id: use.id, tool: use.name, rule: decision.rule, approved: answer.approved, by: answer.by, ...('scope' in answer ? { for: answer.scope } : {}) });
+    const record = { answer: answerName(answer) };
+    if (!answer.approved) return refuse(decision, ledger.asked, record);
+    ledger.asked.push({ step, tool: use.name, ...decision, call: describeCall(use), ...record });
   }
 
   ledger.streak.noteAllowed();
+  let output: ToolOutput;
   try {
-    return finish(await tool.execute(parsed.input, context));
+    output = await tool.execute(parsed.input, context);
   } catch (error) {
-    return finish({ content: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, isError: true });
+    output = { content: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, isError: true };
   }
+  const post = await hooks('PostToolUse', { tool_name: use.name, tool_input: use.input, tool_response: { output: output.content, is_error: output.isError } });
+  if (post.blocked) output = { ...output, content: `${output.content}\n\n[PostToolUse hook] ${post.reason}` };
+  return finish(output);
+}
+
+/** Runs the hooks of one event, records each in the trace, and reports the broken ones. */
+export async function runGateHooks(gate: CallGate, event: HookEvent, payload: HookPayload, signal: AbortSignal, emit: EmitEvent, step: number): Promise<HookOutcome> {
+  if (gate.hooks?.[event] === undefined) return { blocked: false, reason: '', runs: [] };
+  const outcome = await runHooks(gate.hooks, event, payload, gate.hookSite(signal));
+  for (const run of outcome.runs) {
+    emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2, stderr: run.stderr.slice(0, 2000) });
+    if (run.exitCode !== 0 && run.exitCode !== 2 && !signal.aborted) {
+      gate.onBrokenHook(event, run.command, run.timedOut ? 'timed out and was killed' : run.exitCode === null ? 'could not run' : `exited ${run.exitCode}`);
+    }
+  }
+  return outcome;
+}
+
+async function askApprover(gate: CallGate, use: ToolUse, step: number, decision: Decision, verdict: Verdict | undefined, signal: AbortSignal): Promise<ApprovalAnswer> {
+  const input = (use.input !== null && typeof use.input === 'object' ? use.input : {}) as Record<string, unknown>;
+  try {
+    return await gate.approver.ask(
+      {
+        ticketId: gate.ticketId,
+        step,
+        tool: use.name,
+        input,
+        decision,
+        commands: verdict?.facts.commands.map((command) => command.argv) ?? [],
+        paths: verdict?.facts.paths.flatMap((fact) => (fact.path === null ? [] : [fact.path])) ?? [],
+        worktree: gate.worktree,
+      },
+      signal,
+    );
+  } catch {
+    // An approver that fails (the terminal went away) never approves.
+    return { approved: false, by: 'person' };
+  }
+}
+
+function answerName(answer: ApprovalAnswer): NonNullable<CallRecord['answer']> {
+  if (answer.by === 'remembered') return 'remembered';
+  if (answer.approved) return answer.scope === 'run' ? 'always' : 'yes';
+  return answer.by === 'unattended' ? 'unattended' : 'no';
 }
 
 /** The parsed commands and resolved paths a decision was made from, as the trace records them. */

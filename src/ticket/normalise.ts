@@ -43,6 +43,7 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     env: fields.env ?? [],
     sandbox: fields.sandbox ?? 'auto',
     network: fields.network ?? false,
+    given: { budget: { ...fields.budget }, ...(fields.sandbox ? { sandbox: fields.sandbox } : {}) },
   };
 }
 

@@ -52,15 +52,15 @@ export interface ModelResolution {
   problems: FieldProblem[];
 }
 
-/** Resolves `replay:<file>` against the ticket's directory and checks the file exists. */
-export async function resolveModel(model: unknown, ticketFile: string): Promise<ModelResolution> {
+/** Resolves `replay:<file>` against the directory of the file that names it (a ticket or a config) and checks the file exists. */
+export async function resolveModel(model: unknown, ticketFile: string, namedIn = 'ticket file'): Promise<ModelResolution> {
   if (typeof model !== 'string') return { problems: [] };
   if (!isReplayModel(model)) return { model, problems: [] };
   const script = replayScriptPath(model);
-  if (script === '') return problem(['model'], 'no replay file given', 'write `replay:<file>`, relative to the ticket file');
+  if (script === '') return problem(['model'], 'no replay file given', `write \`replay:<file>\`, relative to the ${namedIn}`);
   const absolute = path.resolve(path.dirname(ticketFile), script);
   if (!(await isFile(absolute))) {
-    return problem(['model'], `replay file \`${script}\` does not exist (resolved to ${absolute})`, 'the path is relative to the ticket file');
+    return problem(['model'], `replay file \`${script}\` does not exist (resolved to ${absolute})`, `the path is relative to the ${namedIn}`);
   }
   return { model: replayModelId(absolute), problems: [] };
 }

@@ -45,6 +45,8 @@ export interface Ticket {
   env: string[];
   sandbox: SandboxMode;
   network: boolean;
+  /** What the ticket file itself set, so config defaults fill only the rest. */
+  given: { budget: Partial<TicketBudget>; sandbox?: SandboxMode };
 }
 
 export const DEFAULT_BUDGET: TicketBudget = { steps: 50, tokens: 2_000_000, minutes: 30 };

@@ -4,9 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createGuard, type Guard } from '../../src/guard/guard.js';
 import type { Decision } from '../../src/guard/decide.js';
 import { patternMatches } from '../../src/guard/rules/patterns.js';
-import { stackPolicies } from '../../src/guard/rules/policy.js';
+import type { PolicyLayer } from '../../src/guard/rules/policy.js';
 import { policySchema, type PolicyFile } from '../../src/guard/rules/schema.js';
-import type { PatternRule, Policy } from '../../src/guard/rules/types.js';
+import type { PatternRule } from '../../src/guard/rules/types.js';
 import type { TicketCommand } from '../../src/ticket/types.js';
 import { gitIn, tempDir } from '../support/repo.js';
 
@@ -46,7 +46,7 @@ beforeAll(() => {
 });
 
 /** A guard for the ticket (allow src/**, forbid src/gen/**, check `npm test`) with the ticket's own `policy` and the scopes above it. */
-function guardFor(options: { policy?: PolicyFile; above?: Policy; worktree?: string } = {}): Guard {
+function guardFor(options: { policy?: PolicyFile; above?: PolicyLayer[]; worktree?: string } = {}): Guard {
   return createGuard({
     worktree: options.worktree ?? repo,
     tmpDir: tmp,
@@ -61,7 +61,7 @@ function guardFor(options: { policy?: PolicyFile; above?: Policy; worktree?: str
       policy: options.policy === undefined ? undefined : policySchema.parse(options.policy),
       file: TICKET_FILE,
     },
-    ...(options.above ? { policy: options.above } : {}),
+    ...(options.above ? { layers: options.above } : {}),
   });
 }
 
@@ -81,10 +81,10 @@ function verdict(decision: Decision): { effect: string; rule: string } {
 describe('how rules combine', () => {
   it('lets deny beat ask and ask beat allow, whichever scope each comes from', async () => {
     const guard = guardFor({
-      above: stackPolicies([
+      above: [
         { scope: 'user', file: { allow: ['Bash(make:*)'] } },
         { scope: 'project', file: { ask: ['Bash(make:*)'] } },
-      ]),
+      ],
       policy: { deny: ['Bash(make install)'] },
     });
     expect(await bash(guard, 'make')).toMatchObject({ effect: 'ask', rule: 'Bash(make:*)', scope: 'project' });
@@ -92,16 +92,16 @@ describe('how rules combine', () => {
   });
 
   it('allows by a user rule what no other scope asks about or denies', async () => {
-    const guard = guardFor({ above: stackPolicies([{ scope: 'user', file: { allow: ['Bash(make:*)'] } }]) });
+    const guard = guardFor({ above: [{ scope: 'user', file: { allow: ['Bash(make:*)'] } }] });
     expect(await bash(guard, 'make build')).toMatchObject({ effect: 'allow', rule: 'Bash(make:*)', scope: 'user' });
   });
 
   it('reports the first rule of the deciding effect, scopes in order, with its id and scope', async () => {
     const guard = guardFor({
-      above: stackPolicies([
+      above: [
         { scope: 'user', file: { deny: ['Bash(rm:*)'] } },
         { scope: 'project', file: { deny: ['Bash(rm -rf:*)'] } },
-      ]),
+      ],
       policy: { deny: ['Bash(rm -rf src)'] },
     });
     expect(await bash(guard, 'rm -rf src')).toMatchObject({ effect: 'deny', rule: 'Bash(rm:*)', scope: 'user', reason: 'the user policy denies Bash(rm:*)' });
@@ -246,8 +246,16 @@ describe('defaults', () => {
   });
 
   it('takes the default effect from the scopes above the ticket when the ticket sets none', async () => {
-    const guard = guardFor({ above: stackPolicies([{ scope: 'project', file: { default_effect: 'deny' } }]) });
+    const guard = guardFor({ above: [{ scope: 'project', file: { default_effect: 'deny' } }] });
     expect(verdict(await bash(guard, 'npm install'))).toEqual({ effect: 'deny', rule: 'default' });
+  });
+
+  it('takes the strictest default any scope sets, so a ticket cannot loosen a project default', async () => {
+    const guard = guardFor({ above: [{ scope: 'project', file: { default_effect: 'deny' } }], policy: { default_effect: 'allow' } });
+    expect(await bash(guard, 'npm install')).toMatchObject({ effect: 'deny', rule: 'default' });
+    expect(guard.policy.defaultScope).toBe('project');
+    const looser = guardFor({ above: [{ scope: 'user', file: { default_effect: 'allow' } }], policy: { default_effect: 'ask' } });
+    expect(looser.policy).toMatchObject({ defaultEffect: 'ask', defaultScope: 'ticket' });
   });
 
   it('asks by default', async () => {

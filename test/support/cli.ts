@@ -1,9 +1,12 @@
 import { execa } from 'execa';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = path.join(PROJECT_ROOT, 'bin', 'corral.js');
+/** A config home that does not exist, so no user config is found unless a test writes one. */
+export const NO_USER_CONFIG = path.join(os.tmpdir(), 'corral-tests-no-user-config');
 
 export interface CliRun {
   exitCode: number;
@@ -18,6 +21,8 @@ export async function runCli(args: string[], options: { cwd: string; env?: Recor
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
+  // Hermetic: the machine's own ~/.config/corral/config.yaml never reaches a test.
+  env.XDG_CONFIG_HOME = NO_USER_CONFIG;
   for (const [name, value] of Object.entries(options.env ?? {})) {
     if (value === undefined) delete env[name];
     else env[name] = value;

@@ -23,6 +23,10 @@ export const expressionRuleSchema = z.strictObject({
   when: condition.meta({ description: 'CEL condition over tool, args, commands, paths, problems and ticket.' }),
   effect: effect.meta({ description: 'What the rule decides when the condition holds.' }),
   reason: z.string().optional().meta({ description: 'Shown to the model and the person when the rule decides.' }),
+  hook: z
+    .enum(['run.start'])
+    .optional()
+    .meta({ description: '`run.start`: the rule decides from the ticket alone (id, labels, allow, forbid, title) whether a run may start, before any worktree is made. Absent: it decides tool calls.' }),
 });
 
 /** A `policy:` block: pattern rules by effect, expression rules, and the default for calls no rule covers. */

@@ -8,7 +8,7 @@ export interface Decision {
   effect: Effect;
   /** The deciding rule's id: `baseline.secrets`, `Bash(git push:*)`, a CEL rule's id, `default`. */
   rule: string;
-  scope: Scope | 'default';
+  scope: Scope | 'default' | 'hook';
   reason: string;
   /** The file the rule was written in, when it has one. */
   source?: string;

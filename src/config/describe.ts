@@ -1,0 +1,79 @@
+import { stackPolicies } from '../guard/rules/policy.js';
+import { DEFAULT_BUDGET, type Ticket } from '../ticket/types.js';
+import type { Settings, Sourced } from './settings.js';
+
+/** The effective config as plain data: every value with where it came from. */
+export interface EffectiveConfig {
+  files: { scope: string; file: string; found: boolean }[];
+  values: Record<string, Sourced<string | number>>;
+  policy: {
+    rules: { id: string; effect: string; scope: string; hook: 'tool.call' | 'run.start'; from: string }[];
+    defaultEffect: Sourced<string>;
+  };
+  hooks: { event: string; matcher: string; command: string; timeout: number; from: string }[];
+}
+
+/**
+ * What a run in this repository starts from, and, given a ticket, what that ticket gets:
+ * its own fields are named `ticket <file>`.
+ */
+export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown?: string): EffectiveConfig {
+  const values: Record<string, Sourced<string | number>> = {};
+  const fromTicket = `ticket ${ticketShown ?? ticket?.file ?? ''}`;
+  values.model = ticket?.model !== undefined ? { value: ticket.model, from: fromTicket } : settings.model;
+  const alias = settings.aliases[String(values.model.value)];
+  if (alias) values.model = { value: `${alias.value} (alias ${values.model.value}, ${values.model.from})`, from: alias.from };
+  for (const [name, target] of Object.entries(settings.aliases)) values[`models.${name}`] = target;
+  for (const field of ['steps', 'tokens', 'minutes', 'usd'] as const) {
+    const given = ticket?.given.budget[field];
+    const configured = settings.budget[field];
+    const fallback = field === 'usd' ? undefined : { value: DEFAULT_BUDGET[field], from: 'default' };
+    const value = given !== undefined ? { value: given, from: fromTicket } : (configured ?? fallback);
+    if (value) values[`budget.${field}`] = value;
+  }
+  values.sandbox = ticket?.given.sandbox ? { value: ticket.given.sandbox, from: fromTicket } : settings.sandbox;
+  values.max_refusals_in_a_row = settings.maxRefusalsInARow;
+  for (const [model, price] of Object.entries(settings.prices)) {
+    const p = price.value;
+    values[`prices.${model}`] = { value: `$${p.inputPerMTok} in, $${p.outputPerMTok} out, $${p.cacheWritePerMTok} cache write, $${p.cacheReadPerMTok} cache read per MTok`, from: price.from };
+  }
+
+  const layers = [...settings.policyLayers, ...(ticket?.policy ? [{ scope: 'ticket' as const, file: ticket.policy, source: ticketShown ?? ticket.file }] : [])];
+  const policy = stackPolicies(layers);
+  const runStart = [...settings.runStart];
+  const defaultLayer = layers.find((layer) => layer.scope === policy.defaultScope && layer.file?.default_effect !== undefined);
+  return {
+    files: settings.files.map((slot) => ({ scope: slot.scope, file: slot.file, found: slot.found })),
+    values,
+    policy: {
+      rules: [
+        ...policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope, hook: 'tool.call' as const, from: rule.source ?? rule.scope })),
+        ...runStart.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope, hook: 'run.start' as const, from: rule.source ?? rule.scope })),
+      ],
+      defaultEffect: {
+        value: policy.defaultEffect,
+        from: defaultLayer ? `${defaultLayer.scope} ${defaultLayer.locate?.(['default_effect']) ?? defaultLayer.source ?? ''}` : 'default',
+      },
+    },
+    hooks: settings.hookEntries.map((entry) => ({ ...entry })),
+  };
+}
+
+/** `corral config` for a person: aligned `name  value  from` lines. */
+export function formatEffectiveConfig(config: EffectiveConfig): string {
+  const lines: string[] = ['files (user, then project; later scopes win for single values, and a deny anywhere beats an allow anywhere)'];
+  for (const file of config.files) lines.push(`  ${file.scope.padEnd(8)} ${file.file}${file.found ? '' : '  (not found)'}`);
+  const width = Math.max(...Object.keys(config.values).map((name) => name.length), 14);
+  lines.push('values');
+  for (const [name, sourced] of Object.entries(config.values)) lines.push(`  ${name.padEnd(width)}  ${String(sourced.value)}  ← ${sourced.from}`);
+  lines.push(`policy (baseline hard limits first; deny beats ask beats allow)`);
+  for (const rule of config.policy.rules) {
+    const hook = rule.hook === 'run.start' ? ' [run.start]' : '';
+    lines.push(`  ${rule.effect.padEnd(5)} ${rule.id}${hook}  ← ${rule.scope} ${rule.from}`);
+  }
+  lines.push(`  default_effect ${config.policy.defaultEffect.value}  ← ${config.policy.defaultEffect.from}`);
+  lines.push('hooks');
+  if (config.hooks.length === 0) lines.push('  none');
+  for (const hook of config.hooks) lines.push(`  ${hook.event} ${hook.event === 'Stop' ? '' : `[${hook.matcher}] `}${hook.command} (timeout ${hook.timeout}s)  ← ${hook.from}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { hooksSchema } from '../guard/hooks.js';
+import { policySchema } from '../guard/rules/schema.js';
+import { budgetSchema } from '../ticket/schema.js';
+
+// The config file as people write it: the user's `~/.config/corral/config.yaml` and the
+// project's `corral.yaml` have the same shape. `settings.ts` stacks them.
+
+export const CONFIG_SCHEMA_ID = 'https://corral.dev/schema/config.schema.json';
+export const DEFAULT_MAX_REFUSALS_IN_A_ROW = 5;
+/** An alias is a plain word, so it can never be mistaken for a model id (those have a `-`). */
+export const ALIAS_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+const perMTok = z.number().nonnegative();
+
+const priceSchema = z.strictObject({
+  input: perMTok.meta({ description: 'US dollars per million input tokens.' }),
+  output: perMTok.meta({ description: 'US dollars per million output tokens.' }),
+  cache_write: perMTok.optional().meta({ description: 'Per million tokens written to the prompt cache; default 1.25 × input.' }),
+  cache_read: perMTok.optional().meta({ description: 'Per million tokens read from the prompt cache; default 0.1 × input.' }),
+});
+
+const modelName = z.string().min(1);
+// One level only: an alias names a model, so applying config twice gives the same model.
+const aliasTarget = modelName.refine((value) => !ALIAS_PATTERN.test(value), {
+  error: 'an alias names a model id (e.g. `claude-haiku-4-5`) or `replay:<file>`, not another alias',
+});
+
+export const configFileSchema = z.strictObject({
+  model: modelName.optional().meta({
+    description: 'The model of tickets that name none: a model id, an alias from `models`, or `replay:<file>` (relative to this file).',
+  }),
+  models: z
+    .record(z.string().regex(ALIAS_PATTERN, { error: (issue) => `\`${String(issue.input)}\` is not an alias name (a plain word, e.g. \`fast\`)` }), aliasTarget)
+    .optional()
+    .meta({ description: 'Aliases tickets can name as their model, e.g. `fast: claude-haiku-4-5`, `strong: claude-opus-4-5`.' }),
+  budget: budgetSchema.optional().meta({ description: 'Budget defaults for tickets; a ticket\'s own `budget` fields win.' }),
+  prices: z
+    .record(modelName, priceSchema)
+    .optional()
+    .meta({ description: 'Prices of models corral does not know, or corrections, by model id, in US dollars per million tokens.' }),
+  sandbox: z
+    .enum(['bwrap', 'none', 'auto'])
+    .optional()
+    .meta({ description: 'How commands are isolated when a ticket does not say.', default: 'auto' }),
+  max_refusals_in_a_row: z
+    .int()
+    .positive()
+    .optional()
+    .meta({ description: 'Denied or refused calls in a row after which a run stops as blocked (exit 4).', default: DEFAULT_MAX_REFUSALS_IN_A_ROW }),
+  policy: policySchema.optional().meta({ description: 'Guard rules of this scope (see docs/guard.md); deny beats ask beats allow across scopes.' }),
+  hooks: hooksSchema.optional().meta({ description: 'PreToolUse, PostToolUse and Stop command hooks.' }),
+});
+
+export type ConfigFile = z.output<typeof configFileSchema>;
+export type PriceFile = z.output<typeof priceSchema>;
+
+/** The field names allowed in the mapping at `path` of a config file, for did-you-mean. */
+export function configFieldNamesAt(path: readonly PropertyKey[]): string[] {
+  return fieldNames(configFileSchema, path);
+}
+
+/** Walks a zod schema along a document path to the object there and lists its keys. */
+function fieldNames(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let current: z.ZodType | undefined = unwrap(schema);
+  for (const segment of path) {
+    if (current instanceof z.ZodObject) current = unwrap((current.shape as Record<string, z.ZodType>)[String(segment)]);
+    else if (current instanceof z.ZodArray) current = unwrap(current.element as z.ZodType);
+    else if (current instanceof z.ZodRecord) current = unwrap(current.valueType as z.ZodType);
+    else return [];
+  }
+  return current instanceof z.ZodObject ? Object.keys(current.shape) : [];
+}
+
+function unwrap(schema: z.ZodType | undefined): z.ZodType | undefined {
+  let current = schema;
+  while (current instanceof z.ZodOptional || current instanceof z.ZodDefault) current = current.unwrap() as z.ZodType;
+  return current;
+}
+
+/** The published JSON Schema of config files, for editors. */
+export function configJsonSchema(): Record<string, unknown> {
+  const { $schema, ...rest } = z.toJSONSchema(configFileSchema, { target: 'draft-2020-12', io: 'input' });
+  return {
+    $schema,
+    $id: CONFIG_SCHEMA_ID,
+    title: 'corral config',
+    description: 'The project\'s corral.yaml or the user\'s ~/.config/corral/config.yaml: policy, models, budgets, prices, sandbox and hooks.',
+    ...rest,
+  };
+}

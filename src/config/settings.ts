@@ -1,0 +1,143 @@
+import { DEFAULT_MODEL } from '../agent/create-model.js';
+import type { ModelPrice, PriceTable } from '../agent/prices.js';
+import type { Problem } from '../errors.js';
+import { HOOK_EVENTS, type HooksConfig } from '../guard/hooks.js';
+import { runStartRules, type PolicyLayer } from '../guard/rules/policy.js';
+import type { ExpressionRule } from '../guard/rules/types.js';
+import { DEFAULT_BUDGET, type SandboxMode, type Ticket, type TicketBudget } from '../ticket/types.js';
+import type { ConfigFileSlot, ConfigLayer, LoadedConfig } from './load.js';
+import { ALIAS_PATTERN, DEFAULT_MAX_REFUSALS_IN_A_ROW } from './schema.js';
+
+/** A value and where it came from: `default`, or `project corral.yaml:4`. */
+export interface Sourced<T> {
+  value: T;
+  from: string;
+}
+
+/** One hook command with the matcher that selects it, as `corral config` lists them. */
+export interface HookEntry {
+  event: (typeof HOOK_EVENTS)[number];
+  matcher: string;
+  command: string;
+  timeout: number;
+  from: string;
+}
+
+/** The user and project config stacked: what every run of a repository starts from. */
+export interface Settings {
+  files: ConfigFileSlot[];
+  /** The model of tickets that name none (an alias is resolved when a ticket is applied). */
+  model: Sourced<string>;
+  aliases: Record<string, Sourced<string>>;
+  budget: { [K in keyof TicketBudget]?: Sourced<number> };
+  prices: Record<string, Sourced<ModelPrice>>;
+  sandbox: Sourced<SandboxMode>;
+  maxRefusalsInARow: Sourced<number>;
+  /** User hooks run before project hooks for the same event. */
+  hooks: HooksConfig;
+  hookEntries: HookEntry[];
+  /** The user and project `policy:` blocks; the ticket's is stacked on them by the guard. */
+  policyLayers: PolicyLayer[];
+  runStart: ExpressionRule[];
+}
+
+const DEFAULT = 'default';
+
+function fromLayer(layer: ConfigLayer, fieldPath: (string | number)[]): string {
+  return `${layer.scope} ${layer.at(fieldPath)}`;
+}
+
+/** Stacks the layers: for a single value the later scope (project) wins; lists and tables add up. */
+export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Settings {
+  const settings: Settings = {
+    files: loaded.files,
+    model: { value: DEFAULT_MODEL, from: DEFAULT },
+    aliases: {},
+    budget: {},
+    prices: {},
+    sandbox: { value: 'auto', from: DEFAULT },
+    maxRefusalsInARow: { value: DEFAULT_MAX_REFUSALS_IN_A_ROW, from: DEFAULT },
+    hooks: {},
+    hookEntries: [],
+    policyLayers: [],
+    runStart: [],
+  };
+  for (const layer of loaded.layers) {
+    const { data } = layer;
+    if (data.model !== undefined) settings.model = { value: data.model, from: fromLayer(layer, ['model']) };
+    for (const [alias, model] of Object.entries(data.models ?? {})) settings.aliases[alias] = { value: model, from: fromLayer(layer, ['models', alias]) };
+    for (const [field, value] of Object.entries(data.budget ?? {}) as [keyof TicketBudget, number][]) {
+      settings.budget[field] = { value, from: fromLayer(layer, ['budget', field]) };
+    }
+    for (const [model, price] of Object.entries(data.prices ?? {})) {
+      settings.prices[model] = {
+        value: {
+          inputPerMTok: price.input,
+          outputPerMTok: price.output,
+          // The API's usual ratios: a cache write costs 1.25 times input, a read a tenth.
+          cacheWritePerMTok: price.cache_write ?? price.input * 1.25,
+          cacheReadPerMTok: price.cache_read ?? price.input * 0.1,
+        },
+        from: fromLayer(layer, ['prices', model]),
+      };
+    }
+    if (data.sandbox !== undefined) settings.sandbox = { value: data.sandbox, from: fromLayer(layer, ['sandbox']) };
+    if (data.max_refusals_in_a_row !== undefined) settings.maxRefusalsInARow = { value: data.max_refusals_in_a_row, from: fromLayer(layer, ['max_refusals_in_a_row']) };
+    for (const event of HOOK_EVENTS) {
+      for (const [groupIndex, group] of (data.hooks?.[event] ?? []).entries()) {
+        (settings.hooks[event] ??= []).push(group);
+        for (const [hookIndex, hook] of group.hooks.entries()) {
+          settings.hookEntries.push({ event, matcher: group.matcher ?? '*', command: hook.command, timeout: hook.timeout ?? 60, from: fromLayer(layer, ['hooks', event, groupIndex, 'hooks', hookIndex]) });
+        }
+      }
+    }
+    if (data.policy !== undefined) {
+      settings.policyLayers.push({ scope: layer.scope, file: data.policy, source: layer.shown, locate: (fieldPath) => layer.at(['policy', ...fieldPath]) });
+    }
+  }
+  settings.runStart = runStartRules(settings.policyLayers);
+  return settings;
+}
+
+export function priceTable(settings: Settings): PriceTable {
+  return Object.fromEntries(Object.entries(settings.prices).map(([model, price]) => [model, price.value]));
+}
+
+/**
+ * The ticket as it runs under these settings: its model (an override, its own, or the
+ * config's, with an alias resolved), budget fields it did not set taken from config,
+ * and the config's sandbox when it named none. Problems name the ticket's file.
+ */
+export function applySettings(ticket: Ticket, settings: Settings, options: { modelOverride?: string; shownFile: string }): { ticket: Ticket; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const named = options.modelOverride ?? ticket.model ?? settings.model.value;
+  const alias = settings.aliases[named];
+  let model = alias?.value ?? named;
+  if (alias === undefined && ALIAS_PATTERN.test(named)) {
+    const known = Object.keys(settings.aliases);
+    problems.push({
+      file: options.shownFile,
+      line: 1,
+      column: 1,
+      field: 'model',
+      message: `\`${named}\` is not a model id, and no config defines it as an alias`,
+      hint: known.length > 0 ? `aliases: ${known.join(', ')}` : 'define it under `models:` in corral.yaml, e.g. `models: {fast: claude-haiku-4-5}`',
+    });
+    model = named;
+  }
+  const configBudget = Object.fromEntries(Object.entries(settings.budget).map(([field, sourced]) => [field, sourced.value]));
+  return {
+    ticket: {
+      ...ticket,
+      model,
+      budget: { ...DEFAULT_BUDGET, ...configBudget, ...ticket.given.budget },
+      sandbox: ticket.given.sandbox ?? settings.sandbox.value,
+    },
+    problems,
+  };
+}
+
+/** Settings with no config file at all: what a library caller gets by default. */
+export function defaultSettings(): Settings {
+  return settingsFrom({ layers: [], files: [] });
+}
