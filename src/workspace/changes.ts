@@ -1,4 +1,5 @@
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { copyFile, mkdtemp, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { git } from './git.js';
@@ -31,8 +32,11 @@ export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
   try {
     const indexFile = path.join(tempDir, 'index');
     const realIndex = (await git(worktree.dir, ['rev-parse', '--path-format=absolute', '--git-path', 'index'])).stdout.trim();
-    // Starting from the worktree's index keeps git's stat cache, so large repos hash only what changed.
-    await copyFile(realIndex, indexFile).catch(() => undefined);
+    // Starting from the worktree's index keeps git's stat cache, so large repos hash only
+    // what changed. The copy keeps the index's mtime: git trusts an entry's stat (to the
+    // second) only when the entry is older than the index file, so a copy stamped now would
+    // hide a same-size edit made in the second of the checkout from the fence and the patch.
+    await copyIndex(realIndex, indexFile);
     const env = { GIT_INDEX_FILE: indexFile };
     // Ignored files stay out, as in `git status`: build output and caches are not the agent's change.
     await git(worktree.dir, ['add', '--all'], { env });
@@ -41,6 +45,21 @@ export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
     await dispose();
     throw error;
   }
+}
+
+async function copyIndex(from: string, to: string): Promise<void> {
+  let stamp: Stats;
+  try {
+    stamp = await stat(from);
+    await copyFile(from, to);
+  } catch {
+    // No index to start from: git hashes every file, which is slower and just as right.
+    await rm(to, { force: true });
+    return;
+  }
+  // Rounded down, never later than the original: an older index only makes git check more.
+  const mtime = new Date(Math.floor(stamp.mtimeMs));
+  await utimes(to, mtime, mtime);
 }
 
 /** Every change of the snapshot against the base commit. */

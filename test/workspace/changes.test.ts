@@ -23,6 +23,26 @@ function makeRepo(): { repo: string; base: string } {
 }
 
 describe('worktree, changes, patch and branch on a real repository', () => {
+  it('sees a same-size edit made in the second of the checkout when the snapshot comes a second later', async () => {
+    // git trusts its stat cache (to the second) for an entry older than the index file:
+    // a copied index with a new mtime would hide this edit from the fence and the patch.
+    const { repo, base } = makeRepo();
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
+    const wt = await createWorktree(repo, base, 'racy');
+    try {
+      writeFileSync(path.join(wt.dir, 'edit.txt'), 'six\n');
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const snapshot = await snapshotWorktree(wt);
+      try {
+        expect(await listChanges(snapshot)).toEqual([{ kind: 'modified', path: 'edit.txt' }]);
+      } finally {
+        await snapshot.dispose();
+      }
+    } finally {
+      await removeWorktree(wt);
+    }
+  });
+
   it('lists every kind of change against the base, committed ones included, and never touches the host', async () => {
     const { repo, base } = makeRepo();
     const wt = await createWorktree(repo, base, 'kinds');
