@@ -1,6 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { RunEvent } from './events.js';
 import { formatDuration } from './summary.js';
+import { makeVisible as v } from './visible.js';
 
 /** One plain line per meaningful event, for stderr: readable in a terminal and in CI logs. */
 export function formatProgress(ticketId: string, event: RunEvent, c: ChalkInstance): string | null {
@@ -16,19 +17,19 @@ export function formatProgress(ticketId: string, event: RunEvent, c: ChalkInstan
     case 'setup':
       return `${tag} setup ${event.exitCode === 0 ? c.green('✔') : c.red('✘')} ${event.name} ${c.dim(formatDuration(event.durationMs))}`;
     case 'model_response': {
-      const calls = event.content.flatMap((b) => (b.type === 'tool_use' ? [b.name] : []));
+      const calls = event.content.flatMap((b) => (b.type === 'tool_use' ? [v(b.name)] : []));
       return `${tag} step ${event.step} ${c.dim(`${event.stopReason}${calls.length ? `: ${calls.join(', ')}` : ''} · ${formatDuration(event.durationMs)}`)}`;
     }
     case 'decision':
-      return event.effect === 'allow' ? null : `${tag} ${c.yellow(`${event.effect === 'deny' ? 'denied' : 'asks about'} ${event.tool}`)} ${c.dim(`${event.rule}: ${event.reason}`)}`;
+      return event.effect === 'allow' ? null : `${tag} ${c.yellow(`${event.effect === 'deny' ? 'denied' : 'asks about'} ${v(event.tool)}`)} ${c.dim(`${v(event.rule)}: ${v(event.reason)}`)}`;
     case 'approval': {
       const how = event.approved ? (event.by === 'remembered' ? 'approved (remembered for this run)' : `approved ${event.for === 'run' ? 'for this run' : 'once'}`) : event.by === 'unattended' ? 'refused (unattended)' : 'refused';
-      return `${tag} ${event.approved ? c.green(how) : c.yellow(how)} ${event.tool} ${c.dim(event.rule)}`;
+      return `${tag} ${event.approved ? c.green(how) : c.yellow(how)} ${v(event.tool)} ${c.dim(v(event.rule))}`;
     }
     case 'hook': {
-      if (event.blocked) return `${tag} ${c.yellow(`${event.event} hook blocked`)} ${c.dim(`${event.command}: ${event.stderr.trim().split('\n')[0] ?? ''}`)}`;
+      if (event.blocked) return `${tag} ${c.yellow(`${event.event} hook blocked`)} ${c.dim(`${v(event.command)}: ${v(event.stderr.trim().split('\n')[0] ?? '')}`)}`;
       if (event.exitCode === 0) return null;
-      return `${tag} ${c.yellow(`${event.event} hook ${event.timedOut ? 'timed out' : `exited ${event.exitCode}`} (ignored)`)} ${c.dim(event.command)}`;
+      return `${tag} ${c.yellow(`${event.event} hook ${event.timedOut ? 'timed out' : `exited ${event.exitCode}`} (ignored)`)} ${c.dim(v(event.command))}`;
     }
     case 'run_gate':
       return `${tag} ${event.effect === 'deny' || !event.approved ? c.red('run.start refused') : c.green('run.start approved')} ${c.dim(`${event.rule}: ${event.reason}`)}`;

@@ -4,6 +4,7 @@ import { totalTokens } from '../agent/budget.js';
 import { isReplayModel, replayModelId, replayScriptPath } from '../agent/model-id.js';
 import type { RunResult, RunStatus } from '../run/result.js';
 import type { ChangeKind } from '../workspace/changes.js';
+import { makeVisible as visible } from './visible.js';
 
 const STATUS_LABEL: Record<RunStatus, string> = {
   passed: 'PASSED',
@@ -42,7 +43,7 @@ export function formatSummary(result: RunResult, c: ChalkInstance, cwd: string):
   const lines: string[] = [];
   const title = result.ticket.title ? ` — ${result.ticket.title}` : '';
   lines.push(`${paint(`${ok ? '✔' : '✘'} ${STATUS_LABEL[result.status]}`)}  ${c.bold(result.ticket.id)}${title}  ${c.dim(`(exit ${result.exitCode})`)}`);
-  lines.push(`  ${c.dim('why')}      ${result.reason}`);
+  lines.push(`  ${c.dim('why')}      ${visible(result.reason)}`);
 
   const tokens = totalTokens(result.usage);
   const cached = result.usage.cacheReadTokens;
@@ -55,7 +56,7 @@ export function formatSummary(result: RunResult, c: ChalkInstance, cwd: string):
     lines.push(`  ${c.dim('changes')}`);
     const width = Math.min(60, Math.max(...result.changes.map((v) => v.change.path.length + (v.change.from ? v.change.from.length + 4 : 0))));
     for (const v of result.changes) {
-      const name = v.change.from ? `${v.change.from} → ${v.change.path}` : v.change.path;
+      const name = visible(v.change.from ? `${v.change.from} → ${v.change.path}` : v.change.path);
       const verdict = v.allowed ? c.green('allowed') : c.red(`✘ ${v.reason}`);
       lines.push(`    ${KIND_LETTER[v.change.kind]}  ${name.padEnd(width)}  ${verdict}`);
     }
@@ -74,18 +75,18 @@ export function formatSummary(result: RunResult, c: ChalkInstance, cwd: string):
   const asked = result.asked.length === 0 ? '0 asked' : `${result.asked.length} asked (${approved} approved, ${result.asked.length - approved} refused)`;
   lines.push(`  ${c.dim('calls')}    ${result.toolCalls} tool calls · ${result.denied.length} denied · ${asked}`);
   for (const record of result.denied) {
-    lines.push(`    ${c.yellow('✘')} ${record.call}  ${c.dim(`denied by ${record.rule}: ${record.reason}`)}`);
+    lines.push(`    ${c.yellow('✘')} ${visible(record.call)}  ${c.dim(`denied by ${visible(record.rule)}: ${visible(record.reason)}`)}`);
   }
   for (const record of result.asked) {
     const yes = APPROVED.has(record.answer ?? 'no');
-    lines.push(`    ${yes ? c.green('✔') : c.yellow('?')} ${record.call}  ${c.dim(`asked by ${record.rule}, ${ANSWER_TEXT[record.answer ?? 'no']}: ${record.reason}`)}`);
+    lines.push(`    ${yes ? c.green('✔') : c.yellow('?')} ${visible(record.call)}  ${c.dim(`asked by ${visible(record.rule)}, ${ANSWER_TEXT[record.answer ?? 'no']}: ${visible(record.reason)}`)}`);
   }
   if (result.approvalsNeeded) lines.push(`  ${c.dim('approve')}  ${rel(result.approvalsNeeded)} ${c.dim('(refused asks as ready-to-paste allow rules)')}`);
   if (result.followUps.length > 0) {
     lines.push(`  ${c.dim('follow-ups')}`);
-    for (const item of result.followUps) lines.push(`    • ${item}`);
+    for (const item of result.followUps) lines.push(`    • ${visible(item)}`);
   }
-  for (const warning of result.warnings) lines.push(`  ${c.yellow('warning')}  ${warning}`);
+  for (const warning of result.warnings) lines.push(`  ${c.yellow('warning')}  ${visible(warning)}`);
   if (result.patch) lines.push(`  ${c.dim('patch')}    ${rel(result.patch)}`);
   if (result.branch) lines.push(`  ${c.dim('branch')}   ${result.branch}`);
   if (result.worktree) lines.push(`  ${c.dim('worktree')} ${result.worktree} (kept)`);

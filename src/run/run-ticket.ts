@@ -239,7 +239,7 @@ async function gateRunStart(ticket: Ticket, settings: Settings, approver: Approv
   emit({ type: 'run_gate', ...decision, ...(decision.effect === 'ask' ? { approved } : {}) });
   if (interrupt.aborted) return { kind: 'interrupted', finalText: '' };
   if (approved) return undefined;
-  const how = decision.effect === 'deny' ? 'denied' : 'needed approval and was refused';
+  const how = decision.effect === 'deny' ? 'was denied' : 'needed approval and was refused';
   return { kind: 'not_started', reason: `the run ${how} by run.start rule ${decision.rule} (${decision.source ?? decision.scope}): ${decision.reason}` };
 }
 

@@ -8,13 +8,13 @@ import {
   approvalKey,
   createApprover,
   createTerminalPrompt,
-  makeVisible,
   PromptClosedError,
   showCall,
   suggestedAllowRules,
   type ApprovalRequest,
   type TerminalPrompt,
 } from '../../src/guard/approver.js';
+import { makeVisible } from '../../src/report/visible.js';
 import type { CallFacts, CommandFact, PathFact } from '../../src/guard/facts.js';
 import { commandMatches, parsePattern, patternMatches } from '../../src/guard/rules/patterns.js';
 import type { Decision, PatternRule } from '../../src/guard/rules/types.js';
