@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hooksSchema } from '../guard/hooks.js';
 import { policySchema } from '../guard/rules/schema.js';
-import { budgetSchema } from '../ticket/schema.js';
+import { budgetSchema, sandboxSchema } from '../ticket/schema.js';
 
 // The config file as people write it: the user's `~/.config/corral/config.yaml` and the
 // project's `corral.yaml` have the same shape. `settings.ts` stacks them.
@@ -39,10 +39,7 @@ export const configFileSchema = z.strictObject({
     .record(modelName, priceSchema)
     .optional()
     .meta({ description: 'Prices of models corral does not know, or corrections, by model id, in US dollars per million tokens.' }),
-  sandbox: z
-    .enum(['bwrap', 'none', 'auto'])
-    .optional()
-    .meta({ description: 'How commands are isolated when a ticket does not say.', default: 'auto' }),
+  sandbox: sandboxSchema.optional().meta({ description: 'How commands are isolated when a ticket does not say.', default: 'auto' }),
   max_refusals_in_a_row: z
     .int()
     .positive()

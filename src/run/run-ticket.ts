@@ -26,7 +26,8 @@ import { exitCodeOf, extractFollowUps, type CheckResult, type RunResult, type Ru
 import { RefusalStreak, runGateHooks, runToolCall, type CallGate, type ToolCallLedger } from './tool-call.js';
 import { buildToolEnv } from './tool-env.js';
 import { createGuard } from '../guard/guard.js';
-import { createApprover, type Approver, type TerminalPrompt } from '../guard/approver.js';
+import { createApprover, type Approver } from '../guard/approval/approver.js';
+import type { TerminalPrompt } from '../guard/approval/terminal-prompt.js';
 import { runStartRules } from '../guard/rules/policy.js';
 import { decideRunStart } from '../guard/run-start.js';
 import { applySettings, defaultSettings, priceTable, type Settings } from '../config/settings.js';

@@ -1,5 +1,5 @@
 import type { ToolUse } from '../agent/loop.js';
-import type { Approver, ApprovalAnswer } from '../guard/approver.js';
+import type { Approver, ApprovalAnswer } from '../guard/approval/approver.js';
 import type { Decision } from '../guard/decide.js';
 import { refusalText, type Guard, type Verdict } from '../guard/guard.js';
 import { runHooks, type HookEvent, type HookOutcome, type HookPayload, type HooksConfig, type HookSite } from '../guard/hooks.js';

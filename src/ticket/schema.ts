@@ -45,6 +45,8 @@ const command = z.union([
   commandObjectSchema,
 ]);
 
+export const sandboxSchema = z.enum(['bwrap', 'none', 'auto']);
+
 export const budgetSchema = z.strictObject({
   steps: z.int().positive().optional().meta({ description: 'Model turns.', default: DEFAULT_BUDGET.steps }),
   tokens: z.int().positive().optional().meta({ description: 'Input plus output tokens.', default: DEFAULT_BUDGET.tokens }),
@@ -111,10 +113,7 @@ export const ticketFileSchema = z.strictObject({
     )
     .optional()
     .meta({ description: 'Names of environment variables passed through to tools and checks.' }),
-  sandbox: z
-    .enum(['bwrap', 'none', 'auto'])
-    .optional()
-    .meta({ description: 'How commands are isolated; `auto` uses bubblewrap where it exists.', default: 'auto' }),
+  sandbox: sandboxSchema.optional().meta({ description: 'How commands are isolated; `auto` uses bubblewrap where it exists.', default: 'auto' }),
   network: z.boolean().optional().meta({ description: 'Whether sandboxed commands get network access.', default: false }),
 });
 

@@ -1,31 +1,22 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { NO_USER_CONFIG, PROJECT_ROOT, runCli } from '../support/cli.js';
 import { answerPrompts, runInPty } from '../support/pty.js';
-import { gitIn, tempDir } from '../support/repo.js';
+import { gitIn, repoWithFiles } from '../support/repo.js';
 
 const BIN = path.join(PROJECT_ROOT, 'bin', 'corral.js');
 
 /** A repository with a script the guard cannot vouch for (`node scripts/gen.js` asks), a ticket and its replay. */
 function askingRepo(turns: string, config = ''): string {
-  const repo = tempDir('corral-approvals-');
-  const files: Record<string, string> = {
+  return repoWithFiles({
     'src/app.js': 'export const app = 1;\n',
     'scripts/gen.js': "require('fs').appendFileSync('src/gen.txt', process.argv.slice(2).join(' ') + '\\n');\n",
     't.yaml': 'task: Change the app\nallow: ["src/**"]\nchecks: ["test -f src/app.js"]\nmodel: replay:replay.yaml\n',
     'replay.yaml': `turns:\n${turns}`,
     ...(config ? { 'corral.yaml': config } : {}),
-  };
-  for (const [name, content] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(repo, name)), { recursive: true });
-    writeFileSync(path.join(repo, name), content);
-  }
-  gitIn(repo, ['init', '-q']);
-  gitIn(repo, ['add', '-A']);
-  gitIn(repo, ['commit', '-qm', 'init']);
-  return repo;
+  }, 'corral-approvals-');
 }
 
 const FINISH = '  - tools:\n      - Write: {file_path: src/app.js, content: "export const app = 2;\\n"}\n  - text: Done.\n';

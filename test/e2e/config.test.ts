@@ -2,19 +2,10 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { extraWorktrees, gitIn, tempDir } from '../support/repo.js';
+import { extraWorktrees, repoWithFiles, tempDir } from '../support/repo.js';
 
-/** A repository with the given files committed. */
 function repoWith(files: Record<string, string>): string {
-  const repo = tempDir('corral-config-e2e-');
-  for (const [name, content] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(repo, name)), { recursive: true });
-    writeFileSync(path.join(repo, name), content);
-  }
-  gitIn(repo, ['init', '-q']);
-  gitIn(repo, ['add', '-A']);
-  gitIn(repo, ['commit', '-qm', 'init']);
-  return repo;
+  return repoWithFiles(files, 'corral-config-e2e-');
 }
 
 /** A user config home holding `config.yaml`. */

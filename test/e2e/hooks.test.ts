@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, runCli } from '../support/cli.js';
-import { gitIn, tempDir } from '../support/repo.js';
+import { gitIn, repoWithFiles, tempDir } from '../support/repo.js';
 
 // Command hooks end to end: the built CLI, a real git repository with a corral.yaml that
 // configures the hooks, and replay tickets, so every hook runs as a user's would.
@@ -22,17 +22,8 @@ interface Report {
 
 type TraceEvent = Record<string, unknown> & { type: string };
 
-/** A fresh git repository holding `files` (path → content; a nested path makes its folders), committed. */
 function makeRepo(files: Record<string, string>): string {
-  const repo = tempDir('corral-hooks-');
-  for (const [name, content] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(repo, name)), { recursive: true });
-    writeFileSync(path.join(repo, name), content);
-  }
-  gitIn(repo, ['init', '-q']);
-  gitIn(repo, ['add', '-A']);
-  gitIn(repo, ['commit', '-qm', 'hooks test repo']);
-  return repo;
+  return repoWithFiles(files, 'corral-hooks-');
 }
 
 /** Commits the files of `makeRepo` plus a ticket and its replay script, and runs it with --json. */

@@ -3,17 +3,9 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import {
-  APPROVALS_HEADER,
-  approvalKey,
-  createApprover,
-  createTerminalPrompt,
-  PromptClosedError,
-  showCall,
-  suggestedAllowRules,
-  type ApprovalRequest,
-  type TerminalPrompt,
-} from '../../src/guard/approver.js';
+import { approvalKey, suggestedAllowRules } from '../../src/guard/approval/allow-rules.js';
+import { APPROVALS_HEADER, createApprover, showCall, type ApprovalRequest } from '../../src/guard/approval/approver.js';
+import { createTerminalPrompt, PromptClosedError, type TerminalPrompt } from '../../src/guard/approval/terminal-prompt.js';
 import { makeVisible } from '../../src/report/visible.js';
 import type { CallFacts, CommandFact, PathFact } from '../../src/guard/facts.js';
 import { commandMatches, parsePattern, patternMatches } from '../../src/guard/rules/patterns.js';

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll } from 'vitest';
@@ -53,4 +53,17 @@ export function commitFiles(repo: string, files: Record<string, string>): void {
   for (const [name, content] of Object.entries(files)) writeFileSync(path.join(repo, name), content);
   gitIn(repo, ['add', '-A']);
   gitIn(repo, ['commit', '-qm', `test files: ${Object.keys(files).join(', ')}`]);
+}
+
+/** A fresh git repository holding `files` (path → content; a nested path makes its folders), committed. */
+export function repoWithFiles(files: Record<string, string>, prefix = 'corral-repo-'): string {
+  const repo = tempDir(prefix);
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(repo, name)), { recursive: true });
+    writeFileSync(path.join(repo, name), content);
+  }
+  gitIn(repo, ['init', '-q']);
+  gitIn(repo, ['add', '-A']);
+  gitIn(repo, ['commit', '-qm', 'test repo']);
+  return repo;
 }

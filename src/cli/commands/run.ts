@@ -9,7 +9,7 @@ import { formatSummary } from '../../report/summary.js';
 import { mostSevereExitCode } from '../../run/result.js';
 import { runTicket } from '../../run/run-ticket.js';
 import { isReplayModel, replayModelId, replayScriptPath } from '../../agent/model-id.js';
-import { createTerminalPrompt } from '../../guard/approver.js';
+import { createTerminalPrompt } from '../../guard/approval/terminal-prompt.js';
 import { interruptOnSignals } from '../interrupt.js';
 import type { CliIo } from '../io.js';
 import type { RunCommandOptions } from '../main.js';
