@@ -5,10 +5,10 @@ import { cutVisible, makeVisible } from '../../report/visible.js';
 import type { Decision } from '../rules/types.js';
 import { approvalKey, coverage, isInside, planAllowRules, showArgv, type AllowPlan } from './allow-rules.js';
 import { untilAborted, type TerminalPrompt } from './terminal-prompt.js';
+
 // The approver: what happens to a call the guard asked about. A person answers at a
 // terminal, "always" is remembered for the run, and an unattended refusal is written
 // to the approvals file as paste-ready allow rules.
-
 
 export interface ApprovalRequest {
   ticketId: string;
