@@ -108,10 +108,11 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
         results.push({ type: 'tool_result' as const, tool_use_id: use.id, content: output.content || '(no output)', is_error: output.isError });
         const halted = stopped();
         if (halted) return halted;
+        // Checked after every call, so one long turn cannot go on past the limit.
+        const blocked = options.blocked?.();
+        if (blocked) return { kind: 'blocked', reason: blocked, finalText };
       }
       messages.push({ role: 'user', content: results });
-      const blocked = options.blocked?.();
-      if (blocked) return { kind: 'blocked', reason: blocked, finalText };
       continue;
     }
 

@@ -1,4 +1,4 @@
-import { stackPolicies } from '../guard/rules/policy.js';
+import { runStartRules, stackPolicies } from '../guard/rules/policy.js';
 import { DEFAULT_BUDGET, type Ticket } from '../ticket/types.js';
 import type { Settings, Sourced } from './settings.js';
 
@@ -40,7 +40,7 @@ export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown
 
   const layers = [...settings.policyLayers, ...(ticket?.policy ? [{ scope: 'ticket' as const, file: ticket.policy, source: ticketShown ?? ticket.file }] : [])];
   const policy = stackPolicies(layers);
-  const runStart = [...settings.runStart];
+  const runStart = [...settings.runStart, ...runStartRules(layers.filter((layer) => layer.scope === 'ticket'))];
   const defaultLayer = layers.find((layer) => layer.scope === policy.defaultScope && layer.file?.default_effect !== undefined);
   return {
     files: settings.files.map((slot) => ({ scope: slot.scope, file: slot.file, found: slot.found })),

@@ -8,8 +8,13 @@ import { budgetSchema, sandboxSchema } from '../ticket/schema.js';
 
 export const CONFIG_SCHEMA_ID = 'https://corral.dev/schema/config.schema.json';
 export const DEFAULT_MAX_REFUSALS_IN_A_ROW = 5;
-/** An alias is a plain word, so it can never be mistaken for a model id (those have a `-`). */
+/** An alias is a plain word: letters, digits and `_`. */
 export const ALIAS_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
+/**
+ * A model name of letters only (`fast`, `strong`) is taken for an alias and must be
+ * defined; model ids have a digit or a `-` (`claude-haiku-4-5`, `o3`).
+ */
+export const LOOKS_LIKE_ALIAS = /^[A-Za-z]+$/;
 
 const perMTok = z.number().nonnegative();
 
@@ -22,7 +27,7 @@ const priceSchema = z.strictObject({
 
 const modelName = z.string().min(1);
 // One level only: an alias names a model, so applying config twice gives the same model.
-const aliasTarget = modelName.refine((value) => !ALIAS_PATTERN.test(value), {
+const aliasTarget = modelName.refine((value) => !LOOKS_LIKE_ALIAS.test(value), {
   error: 'an alias names a model id (e.g. `claude-haiku-4-5`) or `replay:<file>`, not another alias',
 });
 

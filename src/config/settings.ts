@@ -6,7 +6,7 @@ import { runStartRules, type PolicyLayer } from '../guard/rules/policy.js';
 import type { ExpressionRule } from '../guard/rules/types.js';
 import { DEFAULT_BUDGET, type SandboxMode, type Ticket, type TicketBudget } from '../ticket/types.js';
 import type { ConfigFileSlot, ConfigLayer, LoadedConfig } from './load.js';
-import { ALIAS_PATTERN, DEFAULT_MAX_REFUSALS_IN_A_ROW } from './schema.js';
+import { DEFAULT_MAX_REFUSALS_IN_A_ROW, LOOKS_LIKE_ALIAS } from './schema.js';
 
 /** A value and where it came from: `default`, or `project corral.yaml:4`. */
 export interface Sourced<T> {
@@ -52,7 +52,7 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Se
   const settings: Settings = {
     files: loaded.files,
     model: { value: DEFAULT_MODEL, from: DEFAULT },
-    aliases: {},
+    aliases: Object.create(null) as Record<string, Sourced<string>>,
     budget: {},
     prices: {},
     sandbox: { value: 'auto', from: DEFAULT },
@@ -111,9 +111,9 @@ export function priceTable(settings: Settings): PriceTable {
 export function applySettings(ticket: Ticket, settings: Settings, options: { modelOverride?: string; shownFile: string }): { ticket: Ticket; problems: Problem[] } {
   const problems: Problem[] = [];
   const named = options.modelOverride ?? ticket.model ?? settings.model.value;
-  const alias = settings.aliases[named];
+  const alias = Object.hasOwn(settings.aliases, named) ? settings.aliases[named] : undefined;
   let model = alias?.value ?? named;
-  if (alias === undefined && ALIAS_PATTERN.test(named)) {
+  if (alias === undefined && LOOKS_LIKE_ALIAS.test(named)) {
     const known = Object.keys(settings.aliases);
     problems.push({
       file: options.shownFile,

@@ -30,6 +30,8 @@ export interface GuardOptions {
   ticket: Pick<Ticket, 'id' | 'labels' | 'allow' | 'forbid' | 'checks' | 'policy' | 'file'>;
   /** The policy blocks of the scopes above the ticket (user, project); the ticket's own block is stacked on them here. */
   layers?: PolicyLayer[];
+  /** Files inside the worktree that hooks run (absolute, physical): no call may write them. */
+  hookScripts?: string[];
 }
 
 export interface Guard {
@@ -80,9 +82,25 @@ export function createGuard(options: GuardOptions): Guard {
       }
       const start = cwd === undefined ? worktree : path.resolve(worktree, cwd);
       const facts = tool === 'Bash' ? bashFacts(await bashParser(), String(input.command ?? ''), site, input, start) : fileToolFacts(tool, input, site, start);
-      return { decision: decide(facts, context), facts };
+      const decision = decide(facts, context);
+      const script = decision.effect === 'deny' ? undefined : writtenHookScript(facts, options.hookScripts ?? []);
+      if (script === undefined) return { decision, facts };
+      const reason = `${path.relative(worktree, script)} is a hook script corral runs as trusted code; the agent may not change it`;
+      return { decision: { effect: 'deny', rule: 'baseline.hook-script', scope: 'baseline', reason }, facts };
     },
   };
+}
+
+/** A hook script the call writes: the file itself, or a folder written whole that holds it. */
+function writtenHookScript(facts: CallFacts, scripts: string[]): string | undefined {
+  if (scripts.length === 0) return undefined;
+  for (const fact of facts.paths) {
+    if (fact.access !== 'write' || fact.path === null) continue;
+    const target = fact.path;
+    const hit = scripts.find((script) => script === target || (fact.recursive && script.startsWith(`${target}/`)));
+    if (hit !== undefined) return hit;
+  }
+  return undefined;
 }
 
 /** The one path a file tool names, as the tool will resolve it (relative paths from the worktree root). */

@@ -107,6 +107,8 @@ export interface HookOutcome {
   reason: string;
   /** Every hook that ran, in order, for the trace. */
   runs: HookRun[];
+  /** A hook answered `permissionDecision: "ask"` in JSON: the call needs approval even if the guard would allow it. */
+  ask?: string;
 }
 
 export async function runHooks(
@@ -117,6 +119,7 @@ export async function runHooks(
 ): Promise<HookOutcome> {
   const hooks = selectHooks(config, event, payload.tool_name);
   const runs: HookRun[] = [];
+  let ask: string | undefined;
   if (hooks.length === 0) return { blocked: false, reason: '', runs };
 
   const input = `${JSON.stringify(buildInput(event, payload, site))}\n`;
@@ -147,8 +150,32 @@ export async function runHooks(
       const reason = run.stderr.trim() || `hook \`${hook.command}\` exited with code 2 and wrote no reason on stderr`;
       return { blocked: true, reason, runs };
     }
+    const answer = run.exitCode === 0 ? jsonAnswer(run.stdout) : null;
+    if (answer?.effect === 'deny') return { blocked: true, reason: answer.reason || `hook \`${hook.command}\` answered deny`, runs };
+    if (answer?.effect === 'ask' && ask === undefined) ask = answer.reason || `hook \`${hook.command}\` asked for approval`;
   }
-  return { blocked: false, reason: '', runs };
+  return { blocked: false, reason: '', runs, ...(ask !== undefined ? { ask } : {}) };
+}
+
+/**
+ * The JSON a hook may print on stdout (exit 0) instead of exiting 2, as the other agents
+ * read it. Only its tightening answers count: deny or block, and ask; an "allow" or
+ * "approve" never loosens the guard's decision.
+ */
+export function jsonAnswer(stdout: string): { effect: 'deny' | 'ask'; reason: string } | null {
+  const text = stdout.trim();
+  if (!text.startsWith('{')) return null;
+  let data: Record<string, unknown>;
+  try {
+    data = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  const specific = (data.hookSpecificOutput ?? {}) as Record<string, unknown>;
+  const reason = [specific.permissionDecisionReason, data.reason, data.stopReason].find((value): value is string => typeof value === 'string') ?? '';
+  if (specific.permissionDecision === 'deny' || data.decision === 'block' || data.continue === false) return { effect: 'deny', reason };
+  if (specific.permissionDecision === 'ask') return { effect: 'ask', reason };
+  return null;
 }
 
 /** The hooks of `event` whose group matches the tool, in config order. Stop ignores matchers. */

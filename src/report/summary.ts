@@ -25,6 +25,7 @@ const ANSWER_TEXT: Record<string, string> = {
   remembered: 'approved (an earlier "always")',
   no: 'refused by you',
   unattended: 'refused (unattended: nobody to approve)',
+  interrupted: 'refused (the run was interrupted)',
 };
 
 const KIND_LETTER: Record<ChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', mode: 'm', type: 'T' };

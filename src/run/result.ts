@@ -83,8 +83,8 @@ export interface CallRecord {
   /** Where the deciding rule lives: baseline, user, project, ticket, default, or hook. */
   scope?: string;
   reason: string;
-  /** For an ask: yes (once), always (for the run), remembered (an earlier always), no, or unattended (refused, nobody to ask). */
-  answer?: 'yes' | 'always' | 'remembered' | 'no' | 'unattended';
+  /** For an ask: yes (once), always (for the run), remembered (an earlier always), no, unattended (refused, nobody to ask) or interrupted. */
+  answer?: 'yes' | 'always' | 'remembered' | 'no' | 'unattended' | 'interrupted';
   /** A short rendering of the call for the summary. */
   call: string;
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,6 +31,7 @@ import { createApprover, type Approver } from '../guard/approval/approver.js';
 import type { TerminalPrompt } from '../guard/approval/terminal-prompt.js';
 import { runStartRules } from '../guard/rules/policy.js';
 import { decideRunStart } from '../guard/run-start.js';
+import { hookScriptFiles } from '../guard/hook-scripts.js';
 import { applySettings, defaultSettings, priceTable, type Settings } from '../config/settings.js';
 
 export interface RunOptions {
@@ -104,7 +106,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   const ledger: ToolCallLedger = { calls: 0, denied: [], asked: [], streak: new RefusalStreak() };
   const checks = { last: [] as CheckResult[], rounds: 0 };
   const approvalsFile = path.join(runDir, 'approvals-needed.yaml');
-  const approver = createApprover({ ...(options.prompt ? { prompt: options.prompt } : {}), approvalsFile });
+  const approver = createApprover({ ...(options.prompt ? { prompt: options.prompt } : {}), approvalsFile, redact });
   const brokenHooks = new Set<string>();
   let outcome: Outcome;
   let worktree: Worktree | undefined;
@@ -121,7 +123,8 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     outcome = await runSetup(ticket, site, options.interrupt, meter, emit);
     if (!outcome) {
       const worktreeDir = worktree.dir;
-      const guard = createGuard({ worktree: worktreeDir, tmpDir: tempDir, env, ticket, layers: settings.policyLayers });
+      const hookScripts = await hookScriptFiles(settings.hooks, worktreeDir, env);
+      const guard = createGuard({ worktree: worktreeDir, tmpDir: tempDir, env, ticket, layers: settings.policyLayers, hookScripts });
       emit({ type: 'policy', rules: guard.policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope })), defaultEffect: guard.policy.defaultEffect });
       const gate: CallGate = {
         guard,
@@ -209,7 +212,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     toolCalls: ledger.calls,
     denied: ledger.denied,
     asked: ledger.asked,
-    ...(ledger.asked.some((record) => record.answer === 'unattended') ? { approvalsNeeded: approvalsFile } : {}),
+    ...(existsSync(approvalsFile) ? { approvalsNeeded: approvalsFile } : {}),
     followUps: extractFollowUps(finalText),
     finalText,
     runDir,

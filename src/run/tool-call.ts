@@ -87,10 +87,15 @@ export async function runToolCall(
 
   // A hook runs first and can only tighten: passing it still leaves the guard to decide.
   const pre = await hooks('PreToolUse', { tool_name: use.name, tool_input: use.input });
-  if (pre.blocked) {
-    const decision: Decision = { effect: 'deny', rule: 'hook.PreToolUse', scope: 'hook', reason: pre.reason };
-    emit({ type: 'decision', step, id: use.id, tool: use.name, ...decision, commands: [], paths: [] });
-    return refuse(decision, ledger.denied);
+  // An interrupt kills a hook before it could block: the call must not run on its silence.
+  const hookVerdict: Decision | null = context.signal.aborted
+    ? { effect: 'deny', rule: 'run.interrupted', scope: 'baseline', reason: 'the run was interrupted before the call could be judged' }
+    : pre.blocked
+      ? { effect: 'deny', rule: 'hook.PreToolUse', scope: 'hook', reason: pre.reason }
+      : null;
+  if (hookVerdict) {
+    emit({ type: 'decision', step, id: use.id, tool: use.name, ...hookVerdict, commands: [], paths: [] });
+    return refuse(hookVerdict, ledger.denied);
   }
 
   const tool = parsed.tool;
@@ -104,6 +109,10 @@ export async function runToolCall(
     const message = error instanceof Error ? error.message : String(error);
     decision = { effect: 'deny', rule: 'baseline.guard-error', scope: 'baseline', reason: `the guard could not decide: ${message}` };
   }
+  if (pre.ask !== undefined && decision.effect === 'allow') {
+    // A hook that answers "ask" tightens an allow; it never loosens a deny.
+    decision = { effect: 'ask', rule: 'hook.PreToolUse', scope: 'hook', reason: pre.ask };
+  }
   const facts = decisionFacts(verdict);
   emit({ type: 'decision', step, id: use.id, tool: use.name, ...decision, ...facts });
   if (decision.effect === 'deny') return refuse(decision, ledger.denied);
@@ -116,6 +125,7 @@ export async function runToolCall(
   }
 
   ledger.streak.noteAllowed();
+  if (context.signal.aborted) return finish({ content: 'The run was interrupted; the call was not run.', isError: true });
   let output: ToolOutput;
   try {
     output = await tool.execute(parsed.input, context);
@@ -165,7 +175,7 @@ async function askApprover(gate: CallGate, use: ToolUse, step: number, decision:
 function answerName(answer: ApprovalAnswer): NonNullable<CallRecord['answer']> {
   if (answer.by === 'remembered') return 'remembered';
   if (answer.approved) return answer.scope === 'run' ? 'always' : 'yes';
-  return answer.by === 'unattended' ? 'unattended' : 'no';
+  return answer.by === 'person' ? 'no' : answer.by;
 }
 
 /** The parsed commands and resolved paths a decision was made from, as the trace records them. */

@@ -29,6 +29,8 @@ describe('file tools and the guard, through the real CLI', () => {
         '',
       ].join('\n'),
       'fixtures/tickets/escapes.yaml': 'task: t\nallow: ["fixtures/example-project/**"]\nmodel: replay:../replay/escapes.yaml\n',
+      // Eight refusals in a row would stop the run as blocked at the default limit of five.
+      'corral.yaml': 'max_refusals_in_a_row: 10\n',
     });
     const run = await runCli(['run', 'fixtures/tickets/escapes.yaml', '--json'], { cwd: repo });
     const report = JSON.parse(run.stdout.trim());

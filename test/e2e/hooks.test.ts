@@ -289,4 +289,39 @@ describe('command hooks through the CLI', () => {
     expect(hooks).toMatchObject([{ event: 'PreToolUse', timedOut: true, exitCode: null, blocked: false }]);
     expect(sleepers()).toEqual([]);
   });
+  it('keeps the agent from rewriting its own guard hook, and honours a hook that answers deny in JSON', async () => {
+    const hook = 'if grep -q danger <<<"$(cat)"; then echo "no danger here" >&2; exit 2; fi';
+    const { r } = await runTicket(
+      {
+        'hooks/guard.sh': `#!/usr/bin/env bash\n${hook}\n`,
+        'hooks/json.sh': '#!/usr/bin/env bash\ncat >/dev/null\necho \'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "json says no"}}\'\n',
+        'corral.yaml': `hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - {type: command, command: 'bash "$CLAUDE_PROJECT_DIR"/hooks/guard.sh'}\n    - matcher: Write\n      hooks:\n        - {type: command, command: 'bash hooks/json.sh'}\n`,
+        'src/one.txt': 'one\n',
+      },
+      'task: t\nallow: ["**"]\n',
+      [
+        'turns:',
+        '  - tools:',
+        '      - Bash: {command: "echo danger > src/one.txt"}',
+        '      - Edit: {file_path: hooks/guard.sh, old_string: "exit 2", new_string: "exit 0"}',
+        '      - Bash: {command: "echo exit 0 > hooks/guard.sh"}',
+        '      - Bash: {command: "rm -r hooks"}',
+        '      - Edit: {file_path: src/one.txt, old_string: "one", new_string: "uno"}',
+        '      - Bash: {command: "echo danger > src/one.txt"}',
+        '      - Write: {file_path: src/two.txt, content: "two"}',
+        '  - text: Done.',
+        '',
+      ].join('\n'),
+    );
+    expect(r.denied.map((d) => [d.rule, d.reason.split(':')[0]])).toEqual([
+      ['hook.PreToolUse', 'no danger here'],
+      ['baseline.hook-script', 'hooks/guard.sh is a hook script corral runs as trusted code; the agent may not change it'],
+      ['baseline.hook-script', 'hooks/guard.sh is a hook script corral runs as trusted code; the agent may not change it'],
+      ['baseline.hook-script', expect.stringMatching(/^hooks\/(guard|json)\.sh is a hook script/)],
+      ['hook.PreToolUse', 'no danger here'],
+      ['hook.PreToolUse', 'json says no'],
+    ]);
+    expect(r.status).toBe('passed');
+    expect(readFileSync(r.patch, 'utf8')).not.toContain('hooks/');
+  });
 });

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -133,8 +134,8 @@ describe('terminal prompt', () => {
     const queued = attended(term.prompt).ask(bash('make x', [['make', 'x']]), controller.signal);
     await term.waitFor('Allow?');
     controller.abort(new Error('interrupted'));
-    expect(await first).toEqual({ approved: false, by: 'person' });
-    expect(await queued).toEqual({ approved: false, by: 'person' });
+    expect(await first).toEqual({ approved: false, by: 'interrupted' });
+    expect(await queued).toEqual({ approved: false, by: 'interrupted' });
     expect(term.count('Allow?')).toBe(1);
     await expect(term.prompt.question(['Allow? '], controller.signal)).rejects.toThrow('interrupted');
     // The prompt still works for a run that was not aborted.
@@ -158,11 +159,13 @@ describe('terminal prompt', () => {
     expect(await second).toBe('two');
   });
 
-  it('never puts the input in raw mode, and close() releases it', async () => {
+  it('never puts the input in raw mode, drops what was typed before the prompt, and close() releases it', async () => {
     const input = Object.assign(new PassThrough(), { isTTY: true, rawModes: [] as boolean[], setRawMode(mode: boolean) { input.rawModes.push(mode); return input; } });
     const output = new PassThrough();
     const prompt = createTerminalPrompt(input, output);
+    input.write('typed before any prompt\n');
     const asked = prompt.question(['Allow? '], signal());
+    await once(output, 'data');
     input.write('y\n');
     expect(await asked).toBe('y');
     expect(input.rawModes).toEqual([]);
@@ -241,6 +244,12 @@ describe('always for this run', () => {
     expect(approvalKey(fileCall('Read', '/etc/hosts'))).not.toBe(approvalKey(fileCall('Edit', '/etc/hosts')));
     // A command whose name is only known when it runs is remembered only as exactly itself.
     expect(approvalKey(bash('$X install a', [['<unknown>', 'install', 'a']]))).not.toBe(approvalKey(bash('$Y install a', [['<unknown>', 'install', 'a']])));
+    // An option as the second word carries the program: only the exact call is remembered.
+    expect(approvalKey(bash("python3 -c 'print(1)'", [['python3', '-c', 'print(1)']]))).not.toBe(approvalKey(bash("python3 -c 'import os'", [['python3', '-c', 'import os']])));
+    // A path outside the worktree is part of what was approved.
+    const outside = (file: string) => ({ ...bash(`cat ${file}`, [['cat', file]]), paths: [file] });
+    expect(approvalKey(outside('/etc/hosts'))).not.toBe(approvalKey(outside('/etc/shadow')));
+    expect(approvalKey(outside('/etc/hosts'))).toBe(approvalKey(outside('/etc/hosts')));
   });
 });
 

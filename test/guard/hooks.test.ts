@@ -149,6 +149,24 @@ describe('runHooks: the protocol', () => {
   });
 });
 
+describe('runHooks: answers in JSON on stdout', () => {
+  const answer = (json: string) => `cat >/dev/null; echo '${json}'`;
+
+  test('a deny or block answer blocks with its reason; ask tightens; allow never loosens anything', async () => {
+    const deny = await runHooks(config('PreToolUse', [answer('{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"not here"}}')]), 'PreToolUse', bash('ls'), site());
+    expect(deny).toMatchObject({ blocked: true, reason: 'not here' });
+    const block = await runHooks(config('Stop', [answer('{"decision":"block","reason":"run the type check first"}')]), 'Stop', { stop_hook_active: false }, site());
+    expect(block).toMatchObject({ blocked: true, reason: 'run the type check first' });
+    const ask = await runHooks(config('PreToolUse', [answer('{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"check with a person"}}')]), 'PreToolUse', bash('ls'), site());
+    expect(ask).toMatchObject({ blocked: false, ask: 'check with a person' });
+    const allow = await runHooks(config('PreToolUse', [answer('{"hookSpecificOutput":{"permissionDecision":"allow"}}'), answer('{"decision":"approve"}')]), 'PreToolUse', bash('ls'), site());
+    expect(allow).toEqual(expect.objectContaining({ blocked: false }));
+    expect(allow.ask).toBeUndefined();
+    const text = await runHooks(config('PreToolUse', [answer('all good')]), 'PreToolUse', bash('ls'), site());
+    expect(text.blocked).toBe(false);
+  });
+});
+
 describe('runHooks: matchers', () => {
   const ran = async (matcher: string | undefined, tool: string): Promise<boolean> =>
     (await runHooks(config('PreToolUse', ['true'], { matcher }), 'PreToolUse', { tool_name: tool, tool_input: {} }, site())).runs.length === 1;

@@ -61,8 +61,8 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
 }
 
 
-/** A person can answer asks only at a terminal, outside CI, unless told not to ask. */
+/** A person can answer asks only at a terminal (to read the prompt on stderr and type on stdin), outside CI, unless told not to ask. */
 export function isAttended(options: RunCommandOptions, io: CliIo): boolean {
   const ci = io.env.CI !== undefined && io.env.CI !== '' && io.env.CI !== 'false' && io.env.CI !== '0';
-  return !options.unattended && !ci && io.stdin.isTTY === true;
+  return !options.unattended && !ci && io.stdin.isTTY === true && io.stderr.isTTY === true;
 }

@@ -24,13 +24,17 @@ export function coverage(request: ApprovalRequest): string {
   return `${scope}, ${request.tool} ${request.paths.map((file) => shownPath(file, request.worktree)).join(', ')}`;
 }
 
-/** The first two words of each parsed command, sorted and unique; null when a word is only known when it runs. */
+/**
+ * The first two words of each parsed command, sorted and unique; null when a word is only
+ * known when it runs, or when the second word is an option: `python3 -c '…'` and
+ * `node -e '…'` carry their program in the next word, so only the exact call is covered.
+ */
 function bashPrefixes(request: ApprovalRequest): string[][] | null {
   if (request.commands.length === 0) return null;
   const prefixes = new Map<string, string[]>();
   for (const argv of request.commands) {
     const words = argv.slice(0, 2);
-    if (words.length === 0 || words.includes(UNKNOWN_ARG)) return null;
+    if (words.length === 0 || words.includes(UNKNOWN_ARG) || words[1]?.startsWith('-')) return null;
     prefixes.set(JSON.stringify(words), words);
   }
   return [...prefixes.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, words]) => words);
@@ -46,7 +50,9 @@ export function approvalKey(request: ApprovalRequest): string {
   const rule = [request.decision.scope, request.decision.rule, request.tool];
   if (request.tool === 'Bash') {
     const prefixes = bashPrefixes(request);
-    return JSON.stringify([...rule, prefixes ?? { exact: request.input.command ?? request.input }]);
+    // A path outside the worktree is part of what was approved: `cat ../a` covers no other outside file.
+    const outside = [...new Set(request.paths.filter((file) => !isInside(path.relative(request.worktree, file))))].sort();
+    return JSON.stringify([...rule, prefixes ?? { exact: request.input.command ?? request.input }, outside]);
   }
   if (request.paths.length === 0) return JSON.stringify([...rule, { exact: request.input }]);
   return JSON.stringify([...rule, [...new Set(request.paths)].sort()]);

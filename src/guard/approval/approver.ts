@@ -1,6 +1,7 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { redactSecrets, redactValue, type Redactor } from '../../report/redact.js';
 import { cutVisible, makeVisible } from '../../report/visible.js';
 import type { Decision } from '../rules/types.js';
 import { approvalKey, coverage, isInside, planAllowRules, showArgv, type AllowPlan } from './allow-rules.js';
@@ -34,7 +35,9 @@ export type ApprovalAnswer =
   /** Said no, pressed Enter, closed the input or interrupted the prompt. */
   | { approved: false; by: 'person' }
   /** Nobody to ask. */
-  | { approved: false; by: 'unattended' };
+  | { approved: false; by: 'unattended' }
+  /** The run was interrupted while the question waited. */
+  | { approved: false; by: 'interrupted' };
 
 export interface Approver {
   /**
@@ -45,7 +48,9 @@ export interface Approver {
 }
 
 /** One per run: remembers "always for this run" answers; without a prompt, records each refusal for a person to review. */
-export function createApprover(options: { prompt?: TerminalPrompt; approvalsFile: string }): Approver {
+export function createApprover(options: { prompt?: TerminalPrompt; approvalsFile: string; redact?: Redactor }): Approver {
+  // A key in a command must not reach the terminal or the approvals file either.
+  const redact = options.redact ?? redactSecrets;
   const remembered = new Set<string>();
   let folderMade = false;
   // One request at a time, so an "always" answered for one covers a same-key request waiting behind it.
@@ -55,7 +60,7 @@ export function createApprover(options: { prompt?: TerminalPrompt; approvalsFile
     const key = approvalKey(request);
     if (remembered.has(key)) return { approved: true, by: 'remembered' };
     if (options.prompt === undefined) {
-      const entry = stringify([refusalEntry(request)], { lineWidth: 0 });
+      const entry = stringify([redactValue(refusalEntry(request), redact)], { lineWidth: 0 });
       if (!folderMade) {
         await mkdir(path.dirname(options.approvalsFile), { recursive: true });
         folderMade = true;
@@ -65,10 +70,10 @@ export function createApprover(options: { prompt?: TerminalPrompt; approvalsFile
     }
     let answer: string;
     try {
-      answer = await options.prompt.question(promptLines(request), signal, (text) => parseAnswer(text) !== undefined);
+      answer = await options.prompt.question(promptLines(request).map(redact), signal, (text) => parseAnswer(text) !== undefined);
     } catch {
       // End of input or Ctrl-C: nobody said yes.
-      return { approved: false, by: 'person' };
+      return { approved: false, by: signal.aborted ? 'interrupted' : 'person' };
     }
     const choice = parseAnswer(answer) ?? 'no';
     if (choice === 'no') return { approved: false, by: 'person' };
@@ -83,7 +88,7 @@ export function createApprover(options: { prompt?: TerminalPrompt; approvalsFile
         try {
           await untilAborted(previous, signal);
         } catch {
-          return { approved: false, by: 'person' } as const;
+          return { approved: false, by: 'interrupted' } as const;
         }
         return decideOne(request, signal);
       })();

@@ -63,6 +63,11 @@ export function createTerminalPrompt(input: NodeJS.ReadableStream, output: NodeJ
       };
     });
 
+  // Read from the start, so a line typed before the first prompt is dropped like any
+  // other type-ahead rather than waiting in the terminal to answer it.
+  open();
+  handle.unref?.();
+
   return {
     async question(lines, signal, accept) {
       const previous = turn;
