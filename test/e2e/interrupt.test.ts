@@ -44,3 +44,33 @@ describe('Ctrl-C during a tool call', () => {
     expect(existsSync(worktree)).toBe(false);
   });
 });
+
+describe('Ctrl-C while a PreToolUse hook decides', () => {
+  it('refuses the call instead of running it on the silence of the killed hook', async () => {
+    const repo = makeDemoRepo();
+    writeFileSync(path.join(repo, 'fixtures/replay/hooked.yaml'), 'turns:\n  - tools:\n      - Write: {file_path: fixtures/example-project/blocked.txt, content: "the hook would block this\\n"}\n');
+    commitFiles(repo, {
+      'fixtures/tickets/hooked.yaml': 'task: t\nallow: ["**"]\nmodel: replay:../replay/hooked.yaml\n',
+      // A slow hook that would block the write.
+      'corral.yaml': 'hooks:\n  PreToolUse:\n    - matcher: Write\n      hooks:\n        - {type: command, command: "echo started >&2; sleep 30; exit 2"}\n',
+    });
+    const child = execa('node', [path.join(PROJECT_ROOT, 'bin/corral.js'), 'run', 'fixtures/tickets/hooked.yaml', '--json'], { cwd: repo, reject: false, stdin: 'ignore', env: { NO_COLOR: '1' } });
+    await new Promise<void>((resolve) => {
+      let seen = '';
+      child.stderr!.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (seen.includes('step 1')) resolve();
+      });
+    });
+    // Give the hook a moment to start, then interrupt while it runs.
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
+    const report = JSON.parse(String(result.stdout).trim());
+    expect(report.status).toBe('interrupted');
+    expect(report.changes).toEqual([]);
+    expect(report.denied).toEqual([expect.objectContaining({ rule: 'run.interrupted' })]);
+    expect(extraWorktrees(repo)).toEqual([]);
+  });
+});
