@@ -21,7 +21,7 @@ export function missingKeyError(id: string, env: NodeJS.ProcessEnv): UsageError 
  * Builds the model a run talks to. Everything that can be wrong with it (a broken
  * replay script, no API key) is found here, before a worktree exists.
  */
-export async function prepareModel(id: string, env: NodeJS.ProcessEnv, shownFrom: string): Promise<Model> {
+export async function prepareModel(id: string, env: NodeJS.ProcessEnv, shownFrom: string, api: { timeoutMs?: number; maxRetries?: number } = {}): Promise<Model> {
   if (isReplayModel(id)) {
     const file = replayScriptPath(id);
     return createReplayModel(id, await loadReplayScript(file, path.relative(shownFrom, file) || file));
@@ -30,5 +30,5 @@ export async function prepareModel(id: string, env: NodeJS.ProcessEnv, shownFrom
   if (noKey) throw noKey;
   // Loaded only when a real model is used: the SDK is the heaviest import corral has.
   const { createAnthropicModel } = await import('./anthropic-model.js');
-  return createAnthropicModel({ model: id });
+  return createAnthropicModel({ model: id, ...api });
 }

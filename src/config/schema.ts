@@ -50,6 +50,13 @@ export const configFileSchema = z.strictObject({
     .positive()
     .optional()
     .meta({ description: 'Denied or refused calls in a row after which a run stops as blocked (exit 4).', default: DEFAULT_MAX_REFUSALS_IN_A_ROW }),
+  model_api: z
+    .strictObject({
+      timeout_seconds: z.number().positive().max(3600).optional().meta({ description: 'Seconds one model request may take before the SDK gives up on it (SDK default: 600).' }),
+      max_retries: z.int().min(0).max(10).optional().meta({ description: 'Retries the SDK makes on 408, 409, 429, 5xx and connection errors (SDK default: 2).' }),
+    })
+    .optional()
+    .meta({ description: 'How the Anthropic SDK talks to the API; its own retries and timeouts, configured, never re-implemented.' }),
   policy: policySchema.optional().meta({ description: 'Guard rules of this scope (see docs/guard.md); deny beats ask beats allow across scopes.' }),
   hooks: hooksSchema.optional().meta({ description: 'PreToolUse, PostToolUse and Stop command hooks.' }),
 });

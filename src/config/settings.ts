@@ -33,6 +33,8 @@ export interface Settings {
   prices: Record<string, Sourced<ModelPrice>>;
   sandbox: Sourced<SandboxMode>;
   maxRefusalsInARow: Sourced<number>;
+  /** The SDK's per-request timeout and retries, when config sets them. */
+  modelApi: { timeoutMs?: number; maxRetries?: number };
   /** User hooks run before project hooks for the same event. */
   hooks: HooksConfig;
   hookEntries: HookEntry[];
@@ -57,6 +59,7 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Se
     prices: {},
     sandbox: { value: 'auto', from: DEFAULT },
     maxRefusalsInARow: { value: DEFAULT_MAX_REFUSALS_IN_A_ROW, from: DEFAULT },
+    modelApi: {},
     hooks: {},
     hookEntries: [],
     policyLayers: [],
@@ -82,6 +85,8 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Se
       };
     }
     if (data.sandbox !== undefined) settings.sandbox = { value: data.sandbox, from: fromLayer(layer, ['sandbox']) };
+    if (data.model_api?.timeout_seconds !== undefined) settings.modelApi.timeoutMs = Math.ceil(data.model_api.timeout_seconds * 1000);
+    if (data.model_api?.max_retries !== undefined) settings.modelApi.maxRetries = data.model_api.max_retries;
     if (data.max_refusals_in_a_row !== undefined) settings.maxRefusalsInARow = { value: data.max_refusals_in_a_row, from: fromLayer(layer, ['max_refusals_in_a_row']) };
     for (const event of HOOK_EVENTS) {
       for (const [groupIndex, group] of (data.hooks?.[event] ?? []).entries()) {

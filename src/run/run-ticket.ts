@@ -83,7 +83,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   const prices = priceTable(settings);
   const problems = [...applied.problems, ...(await preflightTicket(ticket, { env: options.env, cwd: options.cwd, requireKey: true, prices }))];
   if (problems.length > 0) throw new UsageError(`${shownFile}: cannot run`, problems);
-  const model = await prepareModel(modelId, options.env, options.cwd);
+  const model = await prepareModel(modelId, options.env, options.cwd, settings.modelApi);
   const baseCommit = await resolveCommit(ticket.repo, ticket.base);
   if (!baseCommit) throw new UsageError(`${shownFile}: base ${ticket.base} does not resolve to a commit in ${ticket.repo}`);
 
