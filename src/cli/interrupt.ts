@@ -1,3 +1,5 @@
+import { cleanUpLeftoversNow } from '../workspace/leftovers.js';
+
 /**
  * Turns the first SIGINT/SIGTERM into an abort the run handles (patch kept, worktree
  * removed, exit 130); a second one exits at once.
@@ -5,7 +7,11 @@
 export function interruptOnSignals(): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const onSignal = (name: NodeJS.Signals) => {
-    if (controller.signal.aborted) process.exit(130);
+    if (controller.signal.aborted) {
+      // At once, but without leaving a registered worktree, a temp dir or a command behind.
+      cleanUpLeftoversNow();
+      process.exit(130);
+    }
     process.stderr.write(`\ncorral: ${name}, stopping (again to quit at once)\n`);
     controller.abort(new Error(name));
   };

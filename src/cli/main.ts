@@ -65,6 +65,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     });
 
   program
+    .command('clean')
+    .description('remove the worktrees and directories that killed runs left in this repository (live runs are kept)')
+    .action(async () => {
+      const { cleanCommand } = await import('./commands/clean.js');
+      exitCode = await cleanCommand(io);
+    });
+
+  program
     .command('init')
     .description('write a commented corral.yaml and an example ticket into this repository (never overwrites)')
     .action(async () => {

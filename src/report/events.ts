@@ -18,6 +18,7 @@ export type RunEvent =
   | { type: 'tool_result'; step: number; id: string; tool: string; isError: boolean; bytes: number; durationMs: number }
   | { type: 'check'; round: number; name: string; passed: boolean; exitCode: number | null; durationMs: number; output: string }
   | { type: 'fence'; ok: boolean; verdicts: FenceVerdict[] }
+  | { type: 'host'; ok: boolean; differences: string[] }
   | { type: 'end'; status: string; exitCode: number; reason: string };
 
 export type EmitEvent = (event: RunEvent) => void;

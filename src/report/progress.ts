@@ -35,6 +35,8 @@ export function formatProgress(ticketId: string, event: RunEvent, c: ChalkInstan
       return `${tag} ${event.effect === 'deny' || !event.approved ? c.red('run.start refused') : c.green('run.start approved')} ${c.dim(`${event.rule}: ${event.reason}`)}`;
     case 'check':
       return `${tag} check ${event.passed ? c.green('✔') : c.red('✘')} ${event.name} ${c.dim(formatDuration(event.durationMs))}`;
+    case 'host':
+      return event.ok ? null : `${tag} ${c.red('host repository changed')} ${c.dim(v(event.differences.join('; ')))}`;
     case 'fence':
       return `${tag} fence ${event.ok ? c.green('held') : c.red('violated')} (${event.verdicts.length} changed)`;
     default:

@@ -63,6 +63,11 @@ export function formatSummary(result: RunResult, c: ChalkInstance, cwd: string):
     }
   }
 
+  if (result.hostChanges && result.hostChanges.length > 0) {
+    lines.push(`  ${c.dim('host')}     ${c.red('✘ the host repository changed during the run')}`);
+    for (const change of result.hostChanges) lines.push(`    ${visible(change)}`);
+  }
+
   if (result.checks.length > 0) {
     lines.push(`  ${c.dim('checks')}   ${c.dim(`round ${result.checkRoundsUsed}`)}`);
     for (const check of result.checks) {

@@ -105,6 +105,8 @@ export interface RunResult {
   durationMs: number;
   baseCommit?: string;
   changes: FenceVerdict[];
+  /** How the host repository changed during the run (HEAD, refs, config, hooks, index); absent when it did not. */
+  hostChanges?: string[];
   checks: CheckResult[];
   checkRoundsUsed: number;
   toolCalls: number;

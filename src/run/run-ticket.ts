@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,7 +21,9 @@ import { listChanges, snapshotWorktree } from '../workspace/changes.js';
 import { checkFence, type FenceResult } from '../workspace/fence.js';
 import { resolveCommit } from '../workspace/git.js';
 import { commitToBranch, diffSnapshot } from '../workspace/keep.js';
-import { createWorktree, removeWorktree, type Worktree } from '../workspace/worktree.js';
+import { createWorktree, releaseWorktree, removeWorktree, type Worktree } from '../workspace/worktree.js';
+import { hostDifferences, recordHostState, type HostState } from '../workspace/host-integrity.js';
+import { trackLeftover } from '../workspace/leftovers.js';
 import { formatCheckFeedback, runChecks, runTicketCommand, type CommandSite } from './checks.js';
 import { modelOf, preflightTicket } from './preflight.js';
 import { exitCodeOf, extractFollowUps, type CheckResult, type RunResult, type RunStatus } from './result.js';
@@ -111,13 +114,18 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   let outcome: Outcome;
   let worktree: Worktree | undefined;
   let tempDir: string | undefined;
+  let forgetTempDir = (): void => undefined;
+  let hostBefore: HostState | undefined;
 
   try {
     outcome = await gateRunStart(ticket, settings, approver, options.interrupt, emit);
     if (outcome) throw new RunNotStarted();
+    hostBefore = await recordHostState(ticket.repo);
     worktree = await createWorktree(ticket.repo, baseCommit, ticket.id);
     emit({ type: 'worktree', dir: worktree.dir, baseCommit });
     tempDir = await mkdtemp(path.join(tmpdir(), 'corral-tmp-'));
+    const madeTempDir = tempDir;
+    forgetTempDir = trackLeftover(() => rmSync(madeTempDir, { recursive: true, force: true }));
     const env = buildToolEnv(options.env, ticket.env, tempDir);
     const site: CommandSite = { cwd: worktree.dir, env, outputCap: OUTPUT_CAP };
     outcome = await runSetup(ticket, site, options.interrupt, meter, emit);
@@ -179,15 +187,17 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   }
 
   const recorded = worktree
-    ? await recordResult({ worktree, ticket, runId, runDir, outcome, secrets, emit })
-    : { ...decideStatus(outcome, { ok: true, verdicts: [] }, ticket), fence: { ok: true, verdicts: [] }, keepWorktree: false };
+    ? await recordResult({ worktree, ticket, runId, runDir, outcome, secrets, emit, hostBefore, interrupt: options.interrupt })
+    : { ...decideStatus(outcome, { ok: true, verdicts: [] }, ticket), fence: { ok: true, verdicts: [] }, hostChanges: [], keepWorktree: false };
 
   // Cleanup never hides the result: a step that fails becomes a warning.
   if (worktree && !options.keep && !recorded.keepWorktree) {
     await removeWorktree(worktree).catch((error: unknown) => warnings.push(`could not remove the worktree ${worktree?.dir}: ${String(error)}`));
   }
+  if (worktree && (options.keep || recorded.keepWorktree)) await releaseWorktree(worktree);
   if (recorded.keepWorktree && worktree) warnings.push(`the worktree was kept because the patch could not be written: ${worktree.dir}`);
   if (tempDir) await rm(tempDir, { recursive: true, force: true }).catch(() => warnings.push(`could not remove ${tempDir}`));
+  forgetTempDir();
 
   const exitCode = exitCodeOf(recorded.status);
   emit({ type: 'end', status: recorded.status, exitCode, reason: recorded.reason });
@@ -207,6 +217,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     durationMs: now() - startedAt,
     baseCommit,
     changes: recorded.fence.verdicts,
+    ...(recorded.hostChanges.length > 0 ? { hostChanges: recorded.hostChanges } : {}),
     checks: checks.last,
     checkRoundsUsed: checks.rounds,
     toolCalls: ledger.calls,
@@ -267,6 +278,8 @@ interface Recorded {
   status: RunStatus;
   reason: string;
   fence: FenceResult;
+  /** How the host repository differs from before the run; empty when it does not. */
+  hostChanges: string[];
   patch?: string;
   branch?: string;
   /** The patch could not be written, so the worktree is the only copy of the work. */
@@ -285,9 +298,13 @@ async function recordResult(input: {
   outcome: Outcome;
   secrets: SecretValue[];
   emit: EmitEvent;
+  /** The host repository before the worktree was made. */
+  hostBefore: HostState | undefined;
+  interrupt: AbortSignal;
 }): Promise<Recorded> {
   const { worktree, ticket, runId, outcome } = input;
   let fence: FenceResult = { ok: true, verdicts: [] };
+  let hostChanges: string[] = [];
   let patch: string | undefined;
   try {
     const snapshot = await snapshotWorktree(worktree);
@@ -299,14 +316,18 @@ async function recordResult(input: {
       const patchFile = path.join(input.runDir, 'patch.diff');
       await writeFile(patchFile, leaked.length > 0 ? redactBytes(bytes, input.secrets) : bytes);
       patch = patchFile;
+      hostChanges = input.hostBefore ? hostDifferences(input.hostBefore, await recordHostState(ticket.repo)) : [];
+      input.emit({ type: 'host', ok: hostChanges.length === 0, differences: hostChanges });
       if (leaked.length > 0) {
-        return { status: 'fence_violated', reason: `the change contains the value of ${leaked.join(', ')}; it was redacted in the patch and not committed`, fence, patch, keepWorktree: false };
+        return { status: 'fence_violated', reason: `the change contains the value of ${leaked.join(', ')}; it was redacted in the patch and not committed`, fence, hostChanges, patch, keepWorktree: false };
       }
-      const verdict = decideStatus(outcome, fence, ticket);
-      if (verdict.status !== 'passed') return { ...verdict, fence, patch, keepWorktree: false };
+      let verdict = decideStatus(outcome, fence, ticket, hostChanges);
+      // A Ctrl-C while the result was being recorded still means interrupted: no branch.
+      if (verdict.status === 'passed' && input.interrupt.aborted) verdict = { status: 'interrupted', reason: 'interrupted' };
+      if (verdict.status !== 'passed') return { ...verdict, fence, hostChanges, patch, keepWorktree: false };
       const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
       const { branch } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1));
-      return { ...verdict, fence, patch, branch, keepWorktree: false };
+      return { ...verdict, fence, hostChanges, patch, branch, keepWorktree: false };
     } finally {
       await snapshot.dispose();
     }
@@ -314,7 +335,7 @@ async function recordResult(input: {
     const detail = error instanceof Error ? error.message : String(error);
     // An interruption stays an interruption even if recording then failed.
     const status: RunStatus = outcome?.kind === 'interrupted' ? 'interrupted' : 'internal_error';
-    return { status, reason: `could not record the result: ${detail}`, fence, ...(patch ? { patch } : {}), keepWorktree: patch === undefined };
+    return { status, reason: `could not record the result: ${detail}`, fence, hostChanges, ...(patch ? { patch } : {}), keepWorktree: patch === undefined };
   }
 }
 
@@ -326,10 +347,13 @@ function redactBytes(bytes: Buffer, secrets: SecretValue[]): Buffer {
 }
 
 /** The run's status: a breached fence beats every outcome but an interruption or a bug. */
-export function decideStatus(outcome: Outcome, fence: FenceResult, ticket: Pick<Ticket, 'allowEmpty'>): { status: RunStatus; reason: string } {
+export function decideStatus(outcome: Outcome, fence: FenceResult, ticket: Pick<Ticket, 'allowEmpty'>, hostChanges: string[] = []): { status: RunStatus; reason: string } {
   if (!outcome) return { status: 'internal_error', reason: 'the run ended before the agent started' };
   if (outcome.kind === 'interrupted') return { status: 'interrupted', reason: 'interrupted' };
   if (outcome.kind === 'internal_error') return { status: 'internal_error', reason: outcome.reason };
+  if (hostChanges.length > 0) {
+    return { status: 'fence_violated', reason: `the host repository changed during the run: ${hostChanges.join('; ')}` };
+  }
   if (!fence.ok) {
     const bad = fence.verdicts.filter((v) => !v.allowed).map((v) => v.change.path);
     return { status: 'fence_violated', reason: `changed ${bad.length} path(s) outside the fence: ${bad.join(', ')}` };

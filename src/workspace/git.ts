@@ -74,9 +74,13 @@ export async function gitBytes(cwd: string, args: string[], options: GitOptions 
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/** `args` behind the hardening `-c` options, for a git run outside `git()` (a synchronous one on the way out). */
+export function gitArgs(args: string[]): string[] {
+  return [...HARDENED_CONFIG.flatMap((c) => ['-c', c]), ...args];
+}
+
 async function runGit(cwd: string, args: string[], options: GitOptions, encoding: 'utf8' | 'buffer') {
-  const configArgs = HARDENED_CONFIG.flatMap((c) => ['-c', c]);
-  const result = await execa('git', [...configArgs, ...args], {
+  const result = await execa('git', gitArgs(args), {
     cwd,
     env: { ...hardenedGitEnv(), ...options.env },
     extendEnv: false,

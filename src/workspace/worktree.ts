@@ -1,7 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { git } from './git.js';
+import { git, gitArgs, hardenedGitEnv } from './git.js';
+import { trackLeftover } from './leftovers.js';
 
 /** A throwaway checkout of the host repository at a recorded base commit. */
 export interface Worktree {
@@ -13,17 +16,33 @@ export interface Worktree {
   baseCommit: string;
 }
 
-/** Makes a detached worktree of `repo` at `baseCommit` in a fresh temp directory. */
+const forget = new WeakMap<Worktree, () => void>();
+
+/**
+ * The lock reason corral writes: it names the process that owns the worktree, so a later
+ * run or `corral clean` can tell a live run's worktree from one a killed run left.
+ */
+export function lockReason(pid = process.pid): string {
+  return `corral pid=${pid} host=${hostname()}`;
+}
+
+/**
+ * Makes a detached, locked worktree of `repo` at `baseCommit` in a fresh temp directory.
+ * The lock keeps `git worktree prune` (ours or anyone's) off it while the run lives.
+ */
 export async function createWorktree(repo: string, baseCommit: string, label: string): Promise<Worktree> {
+  await removeStaleWorktrees(repo).catch(() => undefined);
   const parent = await realpath(tmpdir());
   const dir = await mkdtemp(path.join(parent, `corral-${label.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}-`));
   try {
-    await git(repo, ['worktree', 'add', '--detach', '--quiet', dir, baseCommit]);
+    await git(repo, ['worktree', 'add', '--detach', '--lock', '--reason', lockReason(), '--quiet', dir, baseCommit]);
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
-  return { repo, dir, baseCommit };
+  const worktree = { repo, dir, baseCommit };
+  forget.set(worktree, trackLeftover(() => removeWorktreeSync(repo, dir)));
+  return worktree;
 }
 
 /** Removes the worktree and its directory, and forgets it in the host repository. */
@@ -31,4 +50,78 @@ export async function removeWorktree(worktree: Worktree): Promise<void> {
   await git(worktree.repo, ['worktree', 'remove', '--force', '--force', worktree.dir], { allowFailure: true });
   await rm(worktree.dir, { recursive: true, force: true });
   await git(worktree.repo, ['worktree', 'prune'], { allowFailure: true });
+  forget.get(worktree)?.();
+}
+
+/**
+ * Hands a kept worktree (`--keep`) over to the person: unlocked, so neither a later run
+ * nor `corral clean` takes it for a killed run's leftover, and plain `git worktree
+ * remove` works on it.
+ */
+export async function releaseWorktree(worktree: Worktree): Promise<void> {
+  await git(worktree.repo, ['worktree', 'unlock', worktree.dir], { allowFailure: true });
+  forget.get(worktree)?.();
+}
+
+/** The same, synchronously, for a process that is about to exit. */
+function removeWorktreeSync(repo: string, dir: string): void {
+  try {
+    execFileSync('git', gitArgs(['worktree', 'remove', '--force', '--force', dir]), { cwd: repo, env: hardenedGitEnv(), stdio: 'ignore' });
+  } catch {
+    // Still removed below; `git worktree prune` forgets it on the next run.
+  }
+  rmSync(dir, { recursive: true, force: true });
+  try {
+    execFileSync('git', gitArgs(['worktree', 'prune']), { cwd: repo, env: hardenedGitEnv(), stdio: 'ignore' });
+  } catch {
+    // Nothing more to do on the way out.
+  }
+}
+
+/** A corral worktree git still knows of, and whether the run that made it is gone. */
+export interface CorralWorktree {
+  dir: string;
+  /** The owning process, from the lock reason. */
+  pid: number;
+  stale: boolean;
+}
+
+/** Every worktree of `repo` that a corral run locked, with whether its run is still alive on this host. */
+export async function listCorralWorktrees(repo: string): Promise<CorralWorktree[]> {
+  const { stdout } = await git(repo, ['worktree', 'list', '--porcelain', '-z']);
+  const found: CorralWorktree[] = [];
+  for (const record of stdout.split('\0\0')) {
+    const fields = record.split('\0');
+    const dir = fields.find((field) => field.startsWith('worktree '))?.slice('worktree '.length);
+    const lock = fields.find((field) => field.startsWith('locked '))?.slice('locked '.length);
+    const owner = lock === undefined ? null : /^corral pid=(\d+) host=(.*)$/.exec(lock);
+    if (dir === undefined || owner === null) continue;
+    const pid = Number(owner[1]);
+    // Another host's run (a shared network checkout) cannot be checked from here: never stale.
+    found.push({ dir, pid, stale: owner[2] === hostname() && !isAlive(pid) });
+  }
+  return found;
+}
+
+/** Removes the worktrees (and their directories) that killed corral runs left, and prunes what git lost track of. */
+export async function removeStaleWorktrees(repo: string): Promise<string[]> {
+  const removed: string[] = [];
+  for (const worktree of await listCorralWorktrees(repo)) {
+    if (!worktree.stale) continue;
+    await git(repo, ['worktree', 'remove', '--force', '--force', worktree.dir], { allowFailure: true });
+    await rm(worktree.dir, { recursive: true, force: true });
+    removed.push(worktree.dir);
+  }
+  await git(repo, ['worktree', 'prune'], { allowFailure: true });
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists and belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
