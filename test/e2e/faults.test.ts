@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NO_USER_CONFIG, PROJECT_ROOT, runCli } from '../support/cli.js';
+import { startMessagesServer } from '../support/messages-server.js';
 import { extraWorktrees, gitIn, repoWithFiles, tempDir } from '../support/repo.js';
 
 // The fault suite for what is not the model: hostile repositories, tools that misbehave,
@@ -191,6 +192,27 @@ describe('signals at every phase', () => {
     const { child } = await startRun(dir, ['run', 't.yaml', '--json'], 'worktree at');
     await new Promise((r) => setTimeout(r, 300));
     await interrupted(child, dir, 'SIGTERM');
+  });
+
+  it('during a model call', async () => {
+    const server = await startMessagesServer([
+      { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'src/a.txt', content: 'work before the fault\n' } }] },
+      { content: [{ type: 'text', text: 'never sent' }], delayMs: 30_000 },
+    ]);
+    try {
+      const dir = repoWithFiles({ 'src/a.txt': 'a\n', 't.yaml': 'task: t\nallow: ["src/**"]\nmodel: claude-sonnet-4-6\n' }, 'corral-faults-');
+      const child = execa('node', [BIN, 'run', 't.yaml', '--json'], {
+        cwd: dir,
+        reject: false,
+        stdin: 'ignore',
+        env: { NO_COLOR: '1', XDG_CONFIG_HOME: NO_USER_CONFIG, ANTHROPIC_API_KEY: 'sk-ant-test-faults-0000000000', ANTHROPIC_BASE_URL: server.url },
+      });
+      await waitFor(() => server.requests.length >= 2);
+      const report = await interrupted(child, dir, 'SIGTERM');
+      expect(readFileSync(report.patch, 'utf8')).toContain('+work before the fault');
+    } finally {
+      await server.close();
+    }
   });
 
   it('during a check, keeping the agent work', async () => {
