@@ -47,15 +47,57 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
     id: options.model,
     async complete(request: ModelRequest): Promise<ModelTurn> {
       let message: Message;
+      let stall: StallWatch | undefined;
       try {
         const stream = client.messages.stream(buildParams(options.model, request), { signal: request.signal });
+        stall = watchForStall(stream, client.timeout);
         message = await stream.finalMessage();
       } catch (error) {
+        if (stall?.fired) throw new ModelApiError(stallMessage(client.timeout), { cause: error });
         throw toModelError(error, request.signal, context);
+      } finally {
+        stall?.stop();
       }
       return toTurn(message);
     },
   };
+}
+
+/**
+ * The SDK's timeout ends when the response headers arrive; a stream that then goes quiet
+ * would hang until the run's minute budget. The same timeout, counted from the headers
+ * and from each event after them, ends it (the API's pings are not events here, so a
+ * reply that only pings for the whole timeout counts as stalled).
+ */
+interface StallWatch {
+  /** Whether it gave up on the stream (and aborted it). */
+  readonly fired: boolean;
+  stop(): void;
+}
+
+function watchForStall(stream: ReturnType<Anthropic['messages']['stream']>, timeoutMs: number): StallWatch {
+  let fired = false;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      fired = true;
+      stream.abort();
+    }, timeoutMs);
+  };
+  stream.on('connect', arm);
+  stream.on('streamEvent', arm);
+  return {
+    get fired() {
+      return fired;
+    },
+    stop: () => clearTimeout(timer),
+  };
+}
+
+function stallMessage(timeoutMs: number): string {
+  const seconds = Math.round(timeoutMs / 100) / 10;
+  return `Anthropic API response timed out: its stream sent nothing for ${seconds} s; try again, or allow a longer model timeout (model_api.timeout_seconds)`;
 }
 
 // ---- request: prompt caching on the stable prefix -------------------------------------
@@ -206,7 +248,19 @@ function describe(error: AnthropicError, context: ErrorContext): string {
   if (/authentication/i.test(error.message)) {
     return `Anthropic API: ${error.message}; set ANTHROPIC_API_KEY`;
   }
+  // The rest fail after a response started, where the SDK's retries no longer apply.
+  const broken = brokenStream(error);
+  if (broken) return `${broken}; the SDK retries only until a response starts: try again`;
   return `Anthropic API: ${error.message}`;
+}
+
+/** What went wrong when a started response broke (the SDK wraps these causes in a bare AnthropicError), or null. */
+function brokenStream(error: AnthropicError): string | null {
+  if (error.cause instanceof SyntaxError) return `the Anthropic API sent a malformed response stream (${error.cause.message})`;
+  const code = causeCode(error);
+  if (code) return `the Anthropic API response stream broke off (${code})`;
+  if (/^(stream|request) ended without/.test(error.message)) return `the Anthropic API response stream ended early (${error.message})`;
+  return null;
 }
 
 function hintFor(error: APIError, context: ErrorContext): string {

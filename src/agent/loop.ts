@@ -49,6 +49,13 @@ export type LoopOutcome =
   | { kind: 'model_error'; message: string; finalText: string }
   | { kind: 'interrupted'; finalText: string };
 
+const CUT_CALL: ToolOutput = {
+  content:
+    'This call was cut off at the output token limit, so its input may be incomplete; it was not run. ' +
+    'Send it again, in smaller pieces if it is large (for example a Write of part of the file, then Edits).',
+  isError: true,
+};
+
 /**
  * The agent loop: model turn, tool calls, repeat; when the model ends its turn the checks
  * run and failures go back to it a bounded number of times. Limits are checked before
@@ -102,9 +109,13 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
     }
 
     if (uses.length > 0) {
+      // A turn cut at the output limit inside a tool call leaves that call's input cut too
+      // (a Write of half a file): it is answered, never run.
+      const last = turn.content.at(-1);
+      const cutId = turn.stopReason === 'max_tokens' && last?.type === 'tool_use' ? last.id : undefined;
       const results = [];
       for (const use of uses) {
-        const output = await options.runToolCall(use, step, signal);
+        const output = use.id === cutId ? CUT_CALL : await options.runToolCall(use, step, signal);
         results.push({ type: 'tool_result' as const, tool_use_id: use.id, content: output.content || '(no output)', is_error: output.isError });
         const halted = stopped();
         if (halted) return halted;

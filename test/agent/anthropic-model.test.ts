@@ -293,6 +293,41 @@ describe('createAnthropicModel against a local Messages API', () => {
     expect((error as Error).message).toMatch(/timed out/);
   });
 
+  it('ends a stream that goes quiet after its headers with the same timeout, not retried', async () => {
+    const reply = { content: [{ type: 'text' as const, text: 'partial' }] };
+    const server = await serve([{ wire: 'stream', reply, afterEvents: 2, then: 'stall' }]);
+    const started = Date.now();
+    const error = await failure(
+      createAnthropicModel({ model: MODEL, maxRetries: 2, timeoutMs: 300 }).complete(request([{ role: 'user', content: 'go' }])),
+    );
+    expect(error).toBeInstanceOf(ModelApiError);
+    expect((error as Error).message).toMatch(/^Anthropic API response timed out: its stream sent nothing for 0.3 s/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('says how a started stream broke: reset, malformed, or ended early', async () => {
+    const reply = { content: [{ type: 'text' as const, text: 'hello there' }] };
+    // The SDK logs the chunk it could not parse; expected here, so kept out of the test output.
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    onTestFinished(() => logged.mockRestore());
+    const cases = [
+      ['reset', /^the Anthropic API response stream broke off \(\w+\)/],
+      ['garbage', /^the Anthropic API sent a malformed response stream/],
+      ['end', /^the Anthropic API response stream ended early/],
+    ] as const;
+    for (const [then, message] of cases) {
+      const server = await serve([{ wire: 'stream', reply, then }]);
+      // Made after serve(): the SDK reads ANTHROPIC_BASE_URL when the client is made.
+      const model = createAnthropicModel({ model: MODEL, maxRetries: 2 });
+      const error = await failure(model.complete(request([{ role: 'user', content: 'go' }])));
+      expect(error).toBeInstanceOf(ModelApiError);
+      expect((error as Error).message).toMatch(message);
+      expect((error as Error).message).toContain('the SDK retries only until a response starts');
+      expect(server.requests).toHaveLength(1);
+    }
+  });
+
   it('reports an unreachable API as ModelApiError without naming the URL', async () => {
     const server = await serve([]);
     await server.close(); // nothing listens on the port any more

@@ -114,6 +114,28 @@ describe('runAgentLoop', () => {
     expect(odd).toMatchObject({ kind: 'model_error', message: expect.stringContaining('something_new') });
   });
 
+  it('answers a tool call cut by max_tokens as is_error without running it, and runs the complete ones before it', async () => {
+    const model = scripted([
+      turn(
+        [
+          { type: 'tool_use', id: 'whole', name: 'Read', input: { file_path: 'x' } },
+          { type: 'tool_use', id: 'cut', name: 'Write', input: { file_path: 'y', content: 'half a fi' } },
+        ],
+        'max_tokens',
+      ),
+      turn([{ type: 'text', text: 'done' }]),
+    ]);
+    const opts = options(model);
+    expect((await runAgentLoop(opts)).kind).toBe('finished');
+    expect(opts.calls.map((c) => c.id)).toEqual(['whole']);
+    const results = model.seen[1]!.at(-1)!.content as { tool_use_id: string; is_error: boolean; content: string }[];
+    expect(results.map((r) => [r.tool_use_id, r.is_error])).toEqual([
+      ['whole', false],
+      ['cut', true],
+    ]);
+    expect(results[1]!.content).toMatch(/cut off at the output token limit.*not run/);
+  });
+
   it('turns a ModelApiError into model_error and lets other errors through as bugs', async () => {
     const failed = await runAgentLoop(options(scripted([new ModelApiError('Anthropic API 529 overloaded')])));
     expect(failed).toMatchObject({ kind: 'model_error', message: 'Anthropic API 529 overloaded' });

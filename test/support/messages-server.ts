@@ -2,6 +2,8 @@
 // end-to-end tests of the CLI, via ANTHROPIC_BASE_URL=url) never reach the internet.
 // It plays a script of replies and faults in order, records what the client sent, and
 // speaks the wire format the SDK parses: JSON, or the server-sent events of a stream.
+// It can also break that format on purpose (a reset connection, a cut or garbled stream,
+// a body that is not JSON), for the fault tests.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type {
@@ -41,16 +43,36 @@ export interface ScriptReply {
 /**
  * An HTTP error. `body` defaults to the API's error shape for the status. `headers` are
  * added to `request-id` and to `retry-after-ms: 1`, which keeps the SDK's retry waits
- * short; give `retry-after-ms` another value to change that.
+ * short; give `retry-after-ms` another value to change that, or null to leave it out
+ * (so the SDK reads `retry-after` instead).
  */
 export interface ScriptFault {
   status: number;
   body?: unknown;
-  headers?: Record<string, string>;
+  headers?: Record<string, string | null>;
   delayMs?: number;
 }
 
-export type ScriptStep = ScriptReply | ScriptFault;
+/**
+ * A fault below the API's error shapes, where the wire itself breaks:
+ * - `reset`: the request is read, then the connection is destroyed before any response
+ *   (the SDK sees a connection error, which it retries).
+ * - `raw`: `body` sent verbatim as the response (default 200, `application/json`), e.g.
+ *   JSON cut in half.
+ * - `stream`: the reply's event stream, sent as usual for its first `afterEvents` events
+ *   (default 3: message_start, the first content_block_start and a ping), then broken by
+ *   `then`: `reset` destroys the connection, `end` ends the response cleanly with no
+ *   message_stop, `garbage` sends a `content_block_delta` whose data is not JSON and ends,
+ *   `error` sends the API's mid-stream `error` event (overloaded_error) and ends, `stall`
+ *   sends nothing more and holds the response open until the client goes away. A reply
+ *   with no more events than `afterEvents` is sent whole.
+ */
+export type ScriptWireFault =
+  | { wire: 'reset'; delayMs?: number }
+  | { wire: 'raw'; status?: number; contentType?: string; body: string; delayMs?: number }
+  | { wire: 'stream'; reply: ScriptReply; afterEvents?: number; then: StreamCut['then']; delayMs?: number };
+
+export type ScriptStep = ScriptReply | ScriptFault | ScriptWireFault;
 
 /** A well-formed `POST /v1/messages` as received; anything else is answered 400/404 and not recorded. */
 export interface RecordedRequest {
@@ -60,6 +82,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** The parsed JSON body, as the client sent it (not validated). */
   body: MessageCreateParamsBase;
+  /** When the request had been read (Date.now()), to see how long the SDK waited between retries. */
+  receivedAt: number;
 }
 
 export interface MessagesServer {
@@ -92,7 +116,7 @@ export async function startMessagesServer(script: readonly ScriptStep[]): Promis
     } catch {
       return sendError(res, 400, 'invalid_request_error', 'messages-server: the body is not JSON', 'req_test_400');
     }
-    requests.push({ method: req.method, path, headers: req.headers, body });
+    requests.push({ method: req.method, path, headers: req.headers, body, receivedAt: Date.now() });
 
     const n = ++served;
     const requestId = `req_test_${n}`;
@@ -111,6 +135,7 @@ export async function startMessagesServer(script: readonly ScriptStep[]): Promis
     if (step.delayMs) await wait(step.delayMs, res);
     if (res.destroyed) return; // the client gave up (abort, timeout) while we waited
 
+    if ('wire' in step) return sendWireFault(res, step, n, body.model, requestId);
     if ('status' in step) return sendFault(res, step, requestId);
     const message = toMessage(step, n, body.model);
     if ((body as { stream?: unknown }).stream === true) return sendStream(res, message, requestId);
@@ -186,13 +211,20 @@ function toUsage(usage: ScriptUsage): Usage {
  * output_tokens) and message_stop. Text comes in a few text_delta chunks, tool input as
  * input_json_delta chunks cut mid-token, after a start whose input is `{}`.
  */
-async function sendStream(res: ServerResponse, message: Message, requestId: string): Promise<void> {
+async function sendStream(res: ServerResponse, message: Message, requestId: string, cut?: StreamCut): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': requestId });
+  let sent = 0;
+  let broken = false;
   const send = async (event: string, data: object): Promise<void> => {
-    if (res.destroyed) return;
-    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    // Let each event leave as its own chunk, so the client's SSE decoder works across chunks.
-    await new Promise((resolve) => setImmediate(resolve));
+    if (broken || res.destroyed || res.writableEnded) return;
+    if (cut && sent === cut.afterEvents) {
+      broken = true;
+      return breakStream(res, cut.then);
+    }
+    sent += 1;
+    // Written (handed to the socket) before the next event, and each as its own chunk, so
+    // the client's SSE decoder works across chunks and a reset comes after what was sent.
+    await new Promise((resolve) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`, () => setImmediate(resolve)));
   };
 
   await send('message_start', {
@@ -225,7 +257,45 @@ async function sendStream(res: ServerResponse, message: Message, requestId: stri
     usage: { output_tokens: message.usage.output_tokens },
   });
   await send('message_stop', { type: 'message_stop' });
-  res.end();
+  if (!broken && !res.destroyed) res.end();
+}
+
+interface StreamCut {
+  afterEvents: number;
+  then: 'reset' | 'end' | 'garbage' | 'error' | 'stall';
+}
+
+/** Resolves once the stream is broken; a stall holds it open until the client goes away. */
+async function breakStream(res: ServerResponse, how: StreamCut['then']): Promise<void> {
+  if (how === 'reset') {
+    res.destroy();
+    return;
+  }
+  if (how === 'stall') {
+    await new Promise((resolve) => res.once('close', resolve));
+    return;
+  }
+  const last =
+    how === 'garbage'
+      ? 'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": {not json\n\n'
+      : how === 'error'
+        ? `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`
+        : '';
+  res.end(last);
+}
+
+function sendWireFault(res: ServerResponse, fault: ScriptWireFault, n: number, requestedModel: string, requestId: string): Promise<void> | void {
+  switch (fault.wire) {
+    case 'reset':
+      res.destroy();
+      return;
+    case 'raw':
+      res.writeHead(fault.status ?? 200, { 'content-type': fault.contentType ?? 'application/json', 'request-id': requestId });
+      res.end(fault.body);
+      return;
+    case 'stream':
+      return sendStream(res, toMessage(fault.reply, n, requestedModel), requestId, { afterEvents: fault.afterEvents ?? 3, then: fault.then });
+  }
 }
 
 /** Three pieces or fewer, cut at arbitrary places (mid-word, mid-JSON-token). */
@@ -255,7 +325,11 @@ const ERROR_TYPES: Readonly<Record<number, string>> = Object.freeze({
 function sendFault(res: ServerResponse, fault: ScriptFault, requestId: string): void {
   const type = ERROR_TYPES[fault.status] ?? 'api_error';
   const body = fault.body ?? errorBody(type, `messages-server: scripted ${fault.status} ${type}`, requestId);
-  sendJson(res, fault.status, body, { 'request-id': requestId, 'retry-after-ms': '1', ...fault.headers });
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries({ 'request-id': requestId, 'retry-after-ms': '1', ...fault.headers })) {
+    if (value !== null) headers[name] = value;
+  }
+  sendJson(res, fault.status, body, headers);
 }
 
 function sendError(
