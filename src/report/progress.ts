@@ -14,6 +14,9 @@ export function formatProgress(ticketId: string, event: RunEvent, c: ChalkInstan
     }
     case 'worktree':
       return `${tag} worktree at ${event.baseCommit.slice(0, 12)}`;
+    case 'sandbox':
+      if (event.warning) return `${tag} ${c.yellow(v(event.warning))}`;
+      return `${tag} sandbox: ${event.kind === 'none' ? 'none' : `bwrap, ${event.network ? 'with' : 'no'} network`}`;
     case 'setup':
       return `${tag} setup ${event.exitCode === 0 ? c.green('✔') : c.red('✘')} ${event.name} ${c.dim(formatDuration(event.durationMs))}`;
     case 'model_response': {

@@ -1,12 +1,14 @@
 import type { EmitEvent } from '../report/events.js';
 import type { TicketCommand } from '../ticket/types.js';
-import { runCommand } from '../tools/run-command.js';
+import { runCommand, type CommandSandbox } from '../tools/run-command.js';
 import type { CheckResult } from './result.js';
 
 export interface CommandSite {
   cwd: string;
   env: Record<string, string>;
   outputCap: number;
+  /** The run's sandbox: setup commands and checks run inside it like the agent's Bash calls. */
+  sandbox?: CommandSandbox;
 }
 
 /** Runs a ticket command (setup or check) with the one process runner. */
@@ -18,6 +20,7 @@ export async function runTicketCommand(command: TicketCommand, site: CommandSite
     timeoutMs: command.timeoutMs,
     outputCap: site.outputCap,
     ...(signal ? { signal } : {}),
+    ...(site.sandbox ? { sandbox: site.sandbox } : {}),
   });
   return {
     name: command.name,

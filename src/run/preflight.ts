@@ -4,6 +4,7 @@ import { isReplayModel, replayScriptPath } from '../agent/model-id.js';
 import { priceOf, type PriceTable } from '../agent/prices.js';
 import { loadReplayScript } from '../agent/replay-model.js';
 import { UsageError, type Problem } from '../errors.js';
+import { probeBubblewrap } from '../guard/sandbox/probe.js';
 import type { Ticket } from '../ticket/types.js';
 
 export interface PreflightOptions {
@@ -21,15 +22,21 @@ export function modelOf(ticket: Ticket): string {
 
 /**
  * Everything that would stop a ticket at run time, found before any ticket runs, so a
- * batch never half-runs: settings this version cannot enforce (refused, not ignored: a
- * rule that is silently dropped fails open), a dollar budget with no price to enforce it,
- * a broken replay script, a missing API key.
+ * batch never half-runs: settings this machine cannot enforce (refused, not ignored: a
+ * sandbox that is silently dropped fails open), a dollar budget with no price to enforce
+ * it, a broken replay script, a missing API key.
  */
 export async function preflightTicket(ticket: Ticket, options: PreflightOptions): Promise<Problem[]> {
   const file = path.relative(options.cwd, ticket.file) || ticket.file;
   const at = (field: string, message: string, hint?: string): Problem => ({ file, line: 1, column: 1, field, message, ...(hint ? { hint } : {}) });
   const problems: Problem[] = [];
-  if (ticket.sandbox === 'bwrap') problems.push(at('sandbox', 'bwrap is not supported by this version of corral yet', 'use `sandbox: auto` or `none`'));
+  if (ticket.sandbox === 'bwrap') {
+    const probe = await probeBubblewrap(options.env.PATH === undefined ? {} : { searchPath: options.env.PATH });
+    if (!probe.ok) {
+      const from = ticket.given.sandbox === undefined ? ' (set by the config)' : '';
+      problems.push(at('sandbox', `bwrap${from}: bubblewrap does not work on this machine: ${probe.reason}`, 'install bubblewrap and allow unprivileged user namespaces, or use `sandbox: auto` (which falls back to none) or `none`'));
+    }
+  }
 
   const modelId = modelOf(ticket);
   if (ticket.budget.usd !== undefined && !isReplayModel(modelId) && priceOf(modelId, options.prices) === null) {

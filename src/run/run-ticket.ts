@@ -35,6 +35,7 @@ import type { TerminalPrompt } from '../guard/approval/terminal-prompt.js';
 import { runStartRules } from '../guard/rules/policy.js';
 import { decideRunStart } from '../guard/run-start.js';
 import { hookScriptFiles } from '../guard/hook-scripts.js';
+import { createSandbox } from '../guard/sandbox/sandbox.js';
 import { applySettings, defaultSettings, priceTable, type Settings } from '../config/settings.js';
 
 export interface RunOptions {
@@ -103,7 +104,6 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   emit({ type: 'run_start', runId, ticket: ticketRef, model: modelId, runDir });
 
   const warnings: string[] = [];
-  if (ticket.sandbox === 'auto') warnings.push('sandbox: none (this version has no sandbox yet); commands run unconfined');
 
   const meter = new BudgetMeter(ticket.budget, startedAt, now);
   const ledger: ToolCallLedger = { calls: 0, denied: [], asked: [], streak: new RefusalStreak() };
@@ -127,7 +127,19 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     const madeTempDir = tempDir;
     forgetTempDir = trackLeftover(() => rmSync(madeTempDir, { recursive: true, force: true }));
     const env = buildToolEnv(options.env, ticket.env, tempDir);
-    const site: CommandSite = { cwd: worktree.dir, env, outputCap: OUTPUT_CAP };
+    // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
+    // Hooks are trusted and run outside it; Read/Write/Edit run in corral, under the guard.
+    const sandbox = await createSandbox({
+      mode: ticket.sandbox,
+      worktree: worktree.dir,
+      tmpDir: tempDir,
+      network: ticket.network,
+      ...(env.HOME ? { home: env.HOME } : {}),
+      ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
+    });
+    if (sandbox.warning) warnings.push(sandbox.warning);
+    emit({ type: 'sandbox', kind: sandbox.kind, network: sandbox.network, ...(sandbox.warning ? { warning: sandbox.warning } : {}) });
+    const site: CommandSite = { cwd: worktree.dir, env, outputCap: OUTPUT_CAP, sandbox };
     outcome = await runSetup(ticket, site, options.interrupt, meter, emit);
     if (!outcome) {
       const worktreeDir = worktree.dir;
@@ -154,6 +166,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
         outputCap: OUTPUT_CAP,
         bashTimeoutMs: 2 * 60_000,
         bashMaxTimeoutMs: 10 * 60_000,
+        sandbox,
       });
       outcome = await runAgentLoop({
         model,

@@ -31,6 +31,7 @@ async function executeBash(input: BashInput, ctx: ToolContext): Promise<ToolOutp
     timeoutMs,
     signal: ctx.signal,
     outputCap: ctx.outputCap,
+    ...(ctx.sandbox ? { sandbox: ctx.sandbox } : {}),
   });
   return { content: describeResult(result, timeoutMs), isError: !succeeded(result) };
 }

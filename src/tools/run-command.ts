@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
+import { trackLeftover } from '../workspace/leftovers.js';
 import { CappedOutput } from './output-cap.js';
 
 // The one process runner: the Bash tool, ticket checks and setup commands all go
@@ -21,6 +22,13 @@ export interface RunCommandOptions {
   input?: string;
   /** Also keep stdout and stderr apart, each capped at `outputCap`, in `stdout` and `stderr` of the result. */
   separateStderr?: boolean;
+  /** Runs the command inside this sandbox (guard/sandbox); without it, as it is. */
+  sandbox?: CommandSandbox;
+}
+
+/** What runCommand needs of a sandbox: the argv that runs `argv` in `cwd` inside it. */
+export interface CommandSandbox {
+  wrap(argv: string[], cwd: string): string[];
 }
 
 /** The same shape for success, failure, timeout and abort; runCommand never throws for a failing command. */
@@ -60,7 +68,11 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
 
   // --norc: with `input`, stdin is a socket, and a bash built with SSH_SOURCE_BASHRC
   // (Debian, Ubuntu) then takes itself for an ssh session and sources ~/.bashrc.
-  const subprocess = execa('bash', ['--norc', '-c', options.command], {
+  const bash = ['bash', '--norc', '-c', options.command];
+  // Sandboxed, the process we start is bwrap; it leads the process group below, and its
+  // PID namespace ends with the command, so the kills here reach everything inside too.
+  const [file, ...args] = options.sandbox ? options.sandbox.wrap(bash, options.cwd) : bash;
+  const subprocess = execa(file!, args, {
     cwd: options.cwd,
     env: options.env,
     extendEnv: false,
@@ -77,6 +89,8 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   });
 
   const killGroup = (): void => killProcessGroup(subprocess.pid);
+  // A second Ctrl-C exits corral at once; the command's group must not outlive it.
+  const forgetGroup = trackLeftover(killGroup);
   let exited = false;
   let timedOut = false;
   let aborted = false;
@@ -135,6 +149,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   // Nothing the command started may survive the call. After an exit the group was
   // already killed; killing again later could hit a new group that reused the id.
   if (!exited) killGroup();
+  forgetGroup();
 
   // Wait for the output already in flight before reading it.
   await Promise.all(streams.map((stream) => (stream.closed ? undefined : once(stream, 'close').catch(() => undefined))));

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { CommandSandbox } from './run-command.js';
 
 export const TOOL_NAMES = ['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
@@ -18,6 +19,8 @@ export interface ToolContext {
   /** Default and maximum timeout of a Bash call, in milliseconds. */
   bashTimeoutMs: number;
   bashMaxTimeoutMs: number;
+  /** Where Bash commands run (the run's sandbox); absent, they run as they are. */
+  sandbox?: CommandSandbox;
 }
 
 /** What goes back to the model as a tool_result. */

@@ -64,7 +64,8 @@ describe('a hostile repository', () => {
   it('ends as fence_violated (exit 2) when the run changes the host HEAD, refs, config, hooks or index, and says what changed', async () => {
     const dir = repo(
       {
-        // A script the agent could have written; the check runs it in the worktree.
+        // A script the agent could have written; the check runs it in the worktree,
+        // unsandboxed (the sandbox keeps the host's git metadata read-only: sandbox.test.ts).
         'src/check.sh': [
           'common="$(git rev-parse --git-common-dir)"',
           'git config --file "$common/config" core.fsmonitor "touch /tmp/never"',
@@ -75,7 +76,7 @@ describe('a hostile repository', () => {
         ].join('\n'),
       },
       `${WRITE_FIRST}  - text: done\n`,
-      'task: t\nallow: ["src/**"]\nchecks: ["bash src/check.sh"]\n',
+      'task: t\nallow: ["src/**"]\nchecks: ["bash src/check.sh"]\nsandbox: none\n',
     );
     const run = await runCli(['run', 't.yaml', '--json'], { cwd: dir });
     expect(run.exitCode).toBe(2);
@@ -92,7 +93,7 @@ describe('a hostile repository', () => {
     expect(readFileSync(report.patch, 'utf8')).toContain('+work before the fault');
     expect(gitIn(dir, ['branch', '--list', 'corral/*']).trim()).toBe('');
     expect(extraWorktrees(dir)).toEqual([]);
-    const plain = await runCli(['run', 't.yaml'], { cwd: repo({ 'src/check.sh': 'git branch planted\n' }, `${WRITE_FIRST}  - text: done\n`, 'task: t\nallow: ["src/**"]\nchecks: ["bash src/check.sh"]\n'), env: { NO_COLOR: '1' } });
+    const plain = await runCli(['run', 't.yaml'], { cwd: repo({ 'src/check.sh': 'git branch planted\n' }, `${WRITE_FIRST}  - text: done\n`, 'task: t\nallow: ["src/**"]\nchecks: ["bash src/check.sh"]\nsandbox: none\n'), env: { NO_COLOR: '1' } });
     expect(plain.stdout).toContain('✘ the host repository changed during the run');
     expect(plain.stdout).toMatch(/ref new: refs\/heads\/planted/);
   });
@@ -224,7 +225,8 @@ describe('signals at every phase', () => {
   });
 
   it('a second Ctrl-C exits at once and still leaves no registered worktree, temp dir or command behind', async () => {
-    const dir = repo({}, `${WRITE_FIRST}  - tools:\n      - Bash: {command: "sleep ${SLEEP}"}\n`);
+    // Unsandboxed, so nothing but corral's own clean-up can stop the command.
+    const dir = repo({}, `${WRITE_FIRST}  - tools:\n      - Bash: {command: "sleep ${SLEEP}"}\n`, 'task: t\nallow: ["src/**"]\nsandbox: none\n');
     const { child } = await startRun(dir, ['run', 't.yaml', '--json'], 'step 1');
     await waitFor(() => sleepers().length > 0);
     const worktree = extraWorktrees(dir)[0]!;
@@ -234,7 +236,6 @@ describe('signals at every phase', () => {
     expect(result.exitCode).toBe(130);
     expect(extraWorktrees(dir)).toEqual([]);
     expect(existsSync(worktree)).toBe(false);
-    await waitFor(() => sleepers().length === 0);
     expect(sleepers()).toEqual([]);
   });
 

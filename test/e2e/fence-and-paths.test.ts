@@ -77,6 +77,8 @@ describe('the fence through the real CLI', () => {
         'forbid: ["**/package.json"]',
         'policy:',
         '  allow: ["Bash(git mv:*)", "Bash(git add:*)", "Bash(git commit:*)", "Bash(node -e:*)"]',
+        // The sandbox keeps git metadata read-only, so the agent could not commit in it.
+        'sandbox: none',
         'model: replay:../replay/kinds.yaml',
         '',
       ].join('\n'),
@@ -125,7 +127,9 @@ describe('secrets', () => {
         '  - text: done',
         '',
       ].join('\n'),
-      'fixtures/tickets/leak.yaml': 'task: t\nallow: ["fixtures/**"]\npolicy: {allow: ["Bash(sh fixtures/leak.sh)"]}\nmodel: replay:../replay/leak.yaml\n',
+      // Unsandboxed, a command can read corral's own environment; the sandbox's /proc shows
+      // only its own processes (test/e2e/sandbox.test.ts), so this is the fallback's test.
+      'fixtures/tickets/leak.yaml': 'task: t\nallow: ["fixtures/**"]\npolicy: {allow: ["Bash(sh fixtures/leak.sh)"]}\nsandbox: none\nmodel: replay:../replay/leak.yaml\n',
     });
     const run = await runCli(['run', 'fixtures/tickets/leak.yaml', '--json'], { cwd: repo, env: { ANTHROPIC_API_KEY: key } });
     expect(run.exitCode).toBe(2);
@@ -134,7 +138,7 @@ describe('secrets', () => {
     const patch = readFileSync(report.patch, 'utf8');
     expect(patch).toContain('[REDACTED ANTHROPIC_API_KEY]');
     expect(patch).not.toContain(key);
-    // The tools' own environment never had it; only reading corral's process (until the sandbox) finds it.
+    // The tools' own environment never had it; only reading corral's process (unsandboxed) finds it.
     const envDump = patch.split('diff --git').find((part) => part.includes('env.txt'))!;
     expect(envDump).toContain('+PATH=');
     expect(envDump).not.toContain('ANTHROPIC');

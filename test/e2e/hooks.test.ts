@@ -166,7 +166,8 @@ describe('command hooks through the CLI', () => {
     const check = `${tsc} --noEmit --strict src/app.ts 1>&2 || exit 2`;
     const { r, exitCode, stderr } = await runTicket(
       { 'corral.yaml': hookConfig('Stop', check), 'src/.keep': '' },
-      `task: t\nallow: ["src/**"]\nchecks: [${JSON.stringify(`${tsc} --noEmit --strict src/app.ts`)}]\n`,
+      // The check runs corral's own tsc, which a sandbox hides when this checkout lives under /tmp.
+      `task: t\nallow: ["src/**"]\nsandbox: none\nchecks: [${JSON.stringify(`${tsc} --noEmit --strict src/app.ts`)}]\n`,
       [
         'turns:',
         '  - tools:',

@@ -1,0 +1,72 @@
+import { accessSync, constants, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { bwrapArgv } from './bwrap-argv.js';
+
+/** Whether bubblewrap works here, and how to call it. */
+export type BubblewrapProbe = { ok: true; bwrap: string; disableUserns: boolean } | { ok: false; reason: string };
+
+export interface ProbeOptions {
+  /** Where to look for `bwrap`, as in PATH; default corral's own PATH. */
+  searchPath?: string;
+}
+
+const PROBE_TIMEOUT_MS = 10_000;
+
+// Whether bubblewrap works is a fact about the machine, the same for every run of this
+// process, so it is found once and shared on purpose (a Map keyed by the executable, so a
+// different bwrap is probed afresh). Nothing about a run is kept here.
+const probes = new Map<string, Promise<BubblewrapProbe>>();
+
+/**
+ * Runs `true` in a sandbox with every namespace, mount and flag a command gets, once per
+ * bwrap executable per process. Never throws: a failure is a reason, for the user.
+ */
+export function probeBubblewrap(options: ProbeOptions = {}): Promise<BubblewrapProbe> {
+  const bwrap = findExecutable('bwrap', options.searchPath ?? process.env.PATH ?? '');
+  if (bwrap === undefined) return Promise.resolve({ ok: false, reason: 'bwrap was not found on PATH (install the bubblewrap package)' });
+  let probe = probes.get(bwrap);
+  if (probe === undefined) {
+    probe = runProbe(bwrap);
+    probes.set(bwrap, probe);
+  }
+  return probe;
+}
+
+async function runProbe(bwrap: string): Promise<BubblewrapProbe> {
+  const help = await execa(bwrap, ['--help'], { reject: false, timeout: PROBE_TIMEOUT_MS, stdin: 'ignore' });
+  const disableUserns = `${String(help.stdout)}\n${String(help.stderr)}`.includes('--disable-userns');
+  const scratch = realpathSync(mkdtempSync(path.join(tmpdir(), 'corral-probe-')));
+  try {
+    const worktree = path.join(scratch, 'worktree');
+    const tmpDir = path.join(scratch, 'tmp');
+    for (const dir of [worktree, tmpDir]) mkdirSync(dir);
+    const layout = { bwrap, worktree, tmpDir, readOnly: [], hiddenDirs: [], hiddenFiles: [], network: false, disableUserns };
+    const [file, ...args] = bwrapArgv(layout, ['true'], worktree);
+    const result = await execa(file!, args, { reject: false, timeout: PROBE_TIMEOUT_MS, stdin: 'ignore', env: { PATH: '/usr/local/bin:/usr/bin:/bin' }, extendEnv: false });
+    if (result.exitCode === 0) return { ok: true, bwrap, disableUserns };
+    const said = String(result.stderr).trim().split('\n').filter((line) => line.trim() !== '').pop();
+    const how = result.timedOut ? `timed out after ${PROBE_TIMEOUT_MS / 1000}s` : (said ?? result.shortMessage ?? `exit ${result.exitCode}`);
+    return { ok: false, reason: `${bwrap} could not make a sandbox: ${how}` };
+  } catch (error) {
+    return { ok: false, reason: `${bwrap} could not be run: ${error instanceof Error ? error.message : String(error)}` };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** The first executable file called `name` in a PATH-like list, as an absolute path. */
+export function findExecutable(name: string, searchPath: string): string | undefined {
+  for (const dir of searchPath.split(path.delimiter)) {
+    if (dir === '' || !path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not here; try the next directory.
+    }
+  }
+  return undefined;
+}
