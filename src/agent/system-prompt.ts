@@ -4,14 +4,18 @@ import type { Ticket } from '../ticket/types.js';
  * The stable prefix of every request (cached by the API), so it holds only what stays
  * the same for the whole run.
  */
-export function buildSystemPrompt(ticket: Pick<Ticket, 'allow' | 'forbid' | 'checks' | 'title'>): string {
+export function buildSystemPrompt(ticket: Pick<Ticket, 'allow' | 'forbid' | 'checks' | 'title'>, sandbox?: { network: boolean }): string {
+  // Said up front, so the model does not spend steps finding out that a cache write or a download fails.
+  const confined = sandbox
+    ? `\nCommands run in a sandbox: only this worktree and $TMPDIR (also /tmp) are writable, $HOME is read-only${sandbox.network ? '' : ', and there is no network'}.`
+    : '';
   const checks = ticket.checks.length > 0 ? ticket.checks.map((c) => `  - ${c.run}`).join('\n') : '  (none)';
   const forbid = ticket.forbid.length > 0 ? `\nYou must never change: ${ticket.forbid.join(', ')}.` : '';
   return `You are a careful software engineer working on one ticket in a git worktree of the repository.
 Your working directory is the repository root; paths are relative to it.
 
 You may change only paths matching: ${ticket.allow.join(', ')}.${forbid}
-Changes anywhere else fail the run. Do not commit, push or switch branches: the harness owns git.
+Changes anywhere else fail the run. Do not commit, push or switch branches: the harness owns git.${confined}
 
 When you say you are done, these checks run, and their failures come back to you:
 ${checks}

@@ -170,7 +170,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
       });
       outcome = await runAgentLoop({
         model,
-        system: buildSystemPrompt(ticket),
+        system: buildSystemPrompt(ticket, sandbox.kind === 'bwrap' ? { network: sandbox.network } : undefined),
         taskMessage: buildTaskMessage(ticket),
         tools: toolSpecs(),
         meter,

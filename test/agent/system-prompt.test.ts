@@ -1,0 +1,12 @@
+import { describe, expect, it } from 'vitest';
+import { buildSystemPrompt } from '../../src/agent/system-prompt.js';
+
+const ticket = { allow: ['src/**'], forbid: [], checks: [{ name: 'npm test', run: 'npm test', timeoutMs: 1000 }] };
+
+describe('the system prompt', () => {
+  it('tells a sandboxed model what it can write and whether it has a network', () => {
+    expect(buildSystemPrompt(ticket, { network: false })).toContain('only this worktree and $TMPDIR (also /tmp) are writable, $HOME is read-only, and there is no network.');
+    expect(buildSystemPrompt(ticket, { network: true })).toContain('$HOME is read-only.');
+    expect(buildSystemPrompt(ticket)).not.toContain('sandbox');
+  });
+});
