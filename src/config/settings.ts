@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { DEFAULT_MODEL } from '../agent/create-model.js';
+import { effectiveConfig } from './describe.js';
 import type { ModelPrice, PriceTable } from '../agent/prices.js';
 import type { Problem } from '../errors.js';
 import { HOOK_EVENTS, type HooksConfig } from '../guard/hooks.js';
@@ -145,4 +147,20 @@ export function applySettings(ticket: Ticket, settings: Settings, options: { mod
 /** Settings with no config file at all: what a library caller gets by default. */
 export function defaultSettings(): Settings {
   return settingsFrom({ layers: [], files: [] });
+}
+
+/**
+ * A short digest of everything config decides for this ticket (values, rules and their
+ * sources, hooks), so two traces show at a glance whether they ran under the same config.
+ */
+export function configDigest(settings: Settings, ticket: Ticket): string {
+  // Values and rules only, not the files they came from: the same config on another machine has the same digest.
+  const config = effectiveConfig(settings, ticket);
+  const decided = {
+    values: Object.fromEntries(Object.entries(config.values).map(([name, sourced]) => [name, sourced.value])),
+    rules: config.policy.rules.map((rule) => [rule.effect, rule.id, rule.scope, rule.hook]),
+    defaultEffect: config.policy.defaultEffect.value,
+    hooks: config.hooks.map((hook) => [hook.event, hook.matcher, hook.command, hook.timeout]),
+  };
+  return createHash('sha256').update(JSON.stringify(decided)).digest('hex').slice(0, 16);
 }

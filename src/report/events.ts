@@ -4,7 +4,7 @@ import type { FenceVerdict } from '../workspace/fence.js';
 
 /** What happens during one run, in order. Reporters and the trace writer consume these. */
 export type RunEvent =
-  | { type: 'run_start'; runId: string; ticket: { id: string; file: string; title?: string }; model: string; runDir: string }
+  | { type: 'run_start'; runId: string; ticket: { id: string; file: string; title?: string }; model: string; runDir: string; corral: string; configDigest: string }
   | { type: 'policy'; rules: { id: string; effect: string; scope: string }[]; defaultEffect: string }
   | { type: 'worktree'; dir: string; baseCommit: string }
   | { type: 'sandbox'; kind: 'bwrap' | 'none'; network: boolean; warning?: string }

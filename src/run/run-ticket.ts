@@ -36,7 +36,8 @@ import { runStartRules } from '../guard/rules/policy.js';
 import { decideRunStart } from '../guard/run-start.js';
 import { hookScriptFiles } from '../guard/hook-scripts.js';
 import { createSandbox } from '../guard/sandbox/sandbox.js';
-import { applySettings, defaultSettings, priceTable, type Settings } from '../config/settings.js';
+import { applySettings, configDigest, defaultSettings, priceTable, type Settings } from '../config/settings.js';
+import { CORRAL_VERSION } from '../version.js';
 
 export interface RunOptions {
   /** Keep the worktree after the run and say where it is. */
@@ -101,7 +102,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   const traceFile = path.join(runDir, 'trace.jsonl');
   const emit = fanOut(createTraceWriter(traceFile, runId, ticket.id, redact, now), options.onEvent ?? (() => undefined));
   const ticketRef = { id: ticket.id, file: ticket.file, ...(ticket.title ? { title: ticket.title } : {}) };
-  emit({ type: 'run_start', runId, ticket: ticketRef, model: modelId, runDir });
+  emit({ type: 'run_start', runId, ticket: ticketRef, model: modelId, runDir, corral: CORRAL_VERSION, configDigest: configDigest(settings, ticket) });
 
   const warnings: string[] = [];
 

@@ -8,6 +8,7 @@ import { extraWorktrees, gitIn, makeDemoRepo, tempDir } from '../support/repo.js
 interface Report {
   ticket: { id: string };
   status: string;
+  steps: number;
   exitCode: number;
   checks: { passed: boolean }[];
   checkRoundsUsed: number;
@@ -104,6 +105,15 @@ describe('the demo: corral run tickets/ on a real repository', () => {
     expect(events[0]!.type).toBe('run_start');
     expect(events.at(-1)).toMatchObject({ type: 'end', status: 'passed', exitCode: 0 });
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+  });
+
+  it('gives every trace line the documented common fields, a step that never goes back, and a versioned run_start', () => {
+    const events = traceEvents(reports[0]!.trace) as Record<string, unknown>[];
+    for (const event of events) expect(Object.keys(event).slice(0, 7)).toEqual(['v', 'seq', 'time', 'run', 'ticket', 'step', 'type']);
+    const steps = events.map((e) => e.step as number);
+    expect(steps).toEqual([...steps].sort((a, b) => a - b));
+    expect(steps.at(-1)).toBe(reports[0]!.steps);
+    expect(events[0]).toMatchObject({ v: 1, step: 0, corral: expect.stringMatching(/^\d+\.\d+\.\d+/), configDigest: expect.stringMatching(/^[0-9a-f]{16}$/) });
   });
 });
 
