@@ -3,15 +3,29 @@ import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { UsageError, type Problem } from '../errors.js';
 import type { Model, ModelRequest, ModelTurn, TurnBlock } from './model.js';
+import { looksLikeTrace, turnsFromTrace, type ReplayTurn } from './trace-replay.js';
 
 const ReplayTurn = z.strictObject({
   text: z.string().optional(),
   tools: z.array(z.record(z.string(), z.unknown()).refine((m) => Object.keys(m).length === 1, 'each tool is a one-key map: ToolName: {input}')).optional(),
 });
-const ReplayScript = z.strictObject({ turns: z.array(ReplayTurn) });
-type ReplayScript = z.infer<typeof ReplayScript>;
+const ReplayScriptFile = z.strictObject({ turns: z.array(ReplayTurn) });
 
-/** Loads a replay script, reporting every problem with its line and column. */
+/**
+ * What a replay model plays. A YAML script's turns are picked by the number of assistant
+ * messages so far; a recorded trace's by the number of calls, so every recorded response
+ * (an empty one, a paused turn) comes back exactly once, in order.
+ */
+export interface ReplayScript {
+  source: 'script' | 'trace';
+  turns: ReplayTurn[];
+}
+
+/**
+ * Loads a replay file: a trace (`.jsonl`, or a file whose first line is a trace event)
+ * replays its recorded model responses; anything else is a YAML script. Every problem is
+ * reported with its line.
+ */
 export async function loadReplayScript(file: string, shownAs = file): Promise<ReplayScript> {
   let text: string;
   try {
@@ -19,6 +33,22 @@ export async function loadReplayScript(file: string, shownAs = file): Promise<Re
   } catch (error) {
     throw new UsageError(`${shownAs}: cannot read replay script (${(error as NodeJS.ErrnoException).code ?? error})`);
   }
+  if (looksLikeTrace(file, text)) return { source: 'trace', turns: turnsFromTrace(text, shownAs) };
+  return { source: 'script', turns: (await parseScript(text, shownAs)).turns.map(scriptTurn) };
+}
+
+/** A script turn as blocks: its text, then its tools with ids stable per turn. */
+function scriptTurn(turn: z.infer<typeof ReplayTurn>, index: number): ReplayTurn {
+  const content: TurnBlock[] = [];
+  if (turn.text) content.push({ type: 'text', text: turn.text });
+  (turn.tools ?? []).forEach((tool, i) => {
+    const [name, input] = Object.entries(tool)[0] ?? ['', {}];
+    content.push({ type: 'tool_use', id: `toolu_replay_${index}_${i}`, name, input: input ?? {} });
+  });
+  return { content };
+}
+
+async function parseScript(text: string, shownAs: string): Promise<z.infer<typeof ReplayScriptFile>> {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   const problems: Problem[] = doc.errors.map((e) => {
@@ -26,7 +56,7 @@ export async function loadReplayScript(file: string, shownAs = file): Promise<Re
     return { file: shownAs, line: pos.line, column: pos.col, field: '', message: e.message.split('\n')[0] ?? 'YAML error' };
   });
   if (problems.length === 0) {
-    const parsed = ReplayScript.safeParse(doc.toJS());
+    const parsed = ReplayScriptFile.safeParse(doc.toJS());
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) {
       const node = doc.getIn(issue.path as (string | number)[], true) as { range?: [number, number, number] } | undefined;
@@ -40,30 +70,25 @@ export async function loadReplayScript(file: string, shownAs = file): Promise<Re
 /**
  * A deterministic, offline model that plays a script of assistant turns. The turn played
  * is the number of assistant messages so far, so check feedback simply moves to the next
- * turn. Usage is estimated as bytes / 4 so token budgets behave as they would live.
+ * turn (a trace's turns are played in call order instead). A recorded turn keeps its stop
+ * reason and usage; otherwise usage is estimated as bytes / 4 so token budgets behave as
+ * they would live.
  */
 export function createReplayModel(id: string, script: ReplayScript): Model {
+  // Per model, so per run: two runs replaying the same trace share nothing.
+  let calls = 0;
   return {
     id,
     async complete(request: ModelRequest): Promise<ModelTurn> {
       request.signal.throwIfAborted();
-      const index = request.messages.filter((m) => m.role === 'assistant').length;
+      const index = script.source === 'trace' ? calls++ : request.messages.filter((m) => m.role === 'assistant').length;
       const turn = script.turns[index];
-      const content: TurnBlock[] = [];
-      if (turn === undefined) {
-        content.push({ type: 'text', text: '(the replay script has no more turns)' });
-      } else {
-        if (turn.text) content.push({ type: 'text', text: turn.text });
-        (turn.tools ?? []).forEach((tool, i) => {
-          const [name, input] = Object.entries(tool)[0] ?? ['', {}];
-          content.push({ type: 'tool_use', id: `toolu_replay_${index}_${i}`, name, input: input ?? {} });
-        });
-      }
+      const content: TurnBlock[] = turn === undefined ? [{ type: 'text', text: `(the replay ${script.source} has no more turns)` }] : turn.content.map((b) => ({ ...b }));
       const requestBytes = JSON.stringify({ s: request.system, m: request.messages, t: request.tools }).length;
       return {
         content,
-        stopReason: content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn',
-        usage: {
+        stopReason: turn?.stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'),
+        usage: turn?.usage ?? {
           inputTokens: Math.ceil(requestBytes / 4),
           outputTokens: Math.ceil(JSON.stringify(content).length / 4),
           cacheReadTokens: 0,

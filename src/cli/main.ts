@@ -1,9 +1,8 @@
 import { Command, CommanderError } from 'commander';
-import { createRequire } from 'node:module';
+import { CORRAL_VERSION } from '../version.js';
 import { EXIT, formatProblem, InternalError, UsageError } from '../errors.js';
 import type { CliIo } from './io.js';
 
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 /**
  * The CLI: commander wiring only. Commands import their module when they run, and this
@@ -14,7 +13,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const program = new Command()
     .name('corral')
     .description('Run a coding agent on a ticket inside a fence.')
-    .version(version)
+    .version(CORRAL_VERSION)
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
 
@@ -65,6 +64,16 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     });
 
   program
+    .command('trace')
+    .description('the run at a glance from its trace: steps, tools, denied and asked calls, slowest calls, tokens, cost (also a trace cut short by a crash)')
+    .argument('<run>', 'a run directory or its trace.jsonl')
+    .option('--json', 'print the same data as one JSON object')
+    .action(async (run: string, options: TraceOptions) => {
+      const { traceCommand } = await import('./commands/trace.js');
+      exitCode = await traceCommand(run, options, io);
+    });
+
+  program
     .command('clean')
     .description('remove the worktrees and directories that killed runs left in this repository (live runs are kept)')
     .action(async () => {
@@ -78,6 +87,16 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .action(async () => {
       const { initCommand } = await import('./commands/init.js');
       exitCode = await initCommand(io);
+    });
+
+  program
+    .command('replay')
+    .description('judge every tool call of recorded runs with today\'s guard and config (a dry run) and list the calls whose decision would differ; exit 1 if any effect would')
+    .argument('<traces...>', 'trace.jsonl files, run directories, or folders of them (e.g. .corral/runs)')
+    .option('--json', 'print the differences and totals as one JSON object')
+    .action(async (traces: string[], options: import('./commands/replay.js').ReplayOptions) => {
+      const { replayCommand } = await import('./commands/replay.js');
+      exitCode = await replayCommand(traces, options, io);
     });
 
   const policy = program.command('policy').description('test guard policies');
@@ -107,6 +126,10 @@ export interface ExplainOptions {
 
 export interface ConfigOptions {
   ticket?: string;
+  json?: boolean;
+}
+
+export interface TraceOptions {
   json?: boolean;
 }
 
