@@ -178,6 +178,11 @@ export function jsonAnswer(stdout: string): { effect: 'deny' | 'ask'; reason: st
   return null;
 }
 
+/** Whether any hook of `event` would run for this tool. */
+export function hasHooksFor(config: HooksConfig | undefined, event: HookEvent, toolName: string | undefined): boolean {
+  return selectHooks(config, event, toolName).length > 0;
+}
+
 /** The hooks of `event` whose group matches the tool, in config order. Stop ignores matchers. */
 function selectHooks(config: HooksConfig | undefined, event: HookEvent, toolName: string | undefined): CommandHook[] {
   const selected: CommandHook[] = [];

@@ -1,5 +1,6 @@
+import { parseToolCall } from '../tools/index.js';
 import type { TraceLine } from '../agent/trace-replay.js';
-import type { Effect } from './decide.js';
+import type { Decision, Effect } from './decide.js';
 import type { Guard } from './guard.js';
 
 // Recorded tool calls judged again by today's guard: what a policy change would have
@@ -29,7 +30,7 @@ export interface DecisionChange {
 export interface DecisionReplay {
   /** Recorded calls with a recorded decision, judged again. */
   calls: number;
-  /** Calls the trace records without a decision (a run cut short): not judged. */
+  /** Calls the trace records without a decision (a run cut short), or decided by a hook or an interrupt, not the guard: not judged. */
   undecided: number;
   /** Calls whose effect would differ today. */
   changed: DecisionChange[];
@@ -64,8 +65,18 @@ export async function replayDecisions(lines: TraceLine[], guard: Guard, rebase?:
   const { calls, undecided } = recordedCalls(lines);
   const result: DecisionReplay = { calls: calls.length, undecided, changed: [], otherRule: [] };
   for (const recorded of calls) {
+    // A hook's verdict or an interrupt is not the guard's to judge again.
+    if (recorded.then.scope === 'hook' || recorded.then.rule === 'run.interrupted') {
+      result.undecided += 1;
+      result.calls -= 1;
+      continue;
+    }
     const input = rebase ? rebasePaths(recorded.input, rebase.from, rebase.to) : recorded.input;
-    const { decision } = await guard.decide(recorded.tool, input);
+    // As in a run: a call that does not fit its tool never reaches the guard.
+    const parsed = parseToolCall(recorded.tool, input);
+    const decision: Decision = parsed.ok
+      ? (await guard.decide(parsed.tool.name, parsed.input)).decision
+      : { effect: 'deny', rule: 'tool.invalid-call', scope: 'baseline', reason: parsed.error };
     if (decision.effect === recorded.then.effect && decision.rule === recorded.then.rule) continue;
     const change: DecisionChange = {
       step: recorded.step,

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -122,7 +122,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     outcome = await gateRunStart(ticket, settings, approver, options.interrupt, emit);
     if (outcome) throw new RunNotStarted();
     hostBefore = await recordHostState(ticket.repo);
-    worktree = await createWorktree(ticket.repo, baseCommit, ticket.id);
+    worktree = await createWorktree(ticket.repo, baseCommit, ticket.id, { keep: options.keep });
     emit({ type: 'worktree', dir: worktree.dir, baseCommit });
     tempDir = await mkdtemp(path.join(tmpdir(), 'corral-tmp-'));
     const madeTempDir = tempDir;
@@ -130,7 +130,13 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     const env = buildToolEnv(options.env, ticket.env, tempDir);
     // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
     // Hooks are trusted and run outside it; Read/Write/Edit run in corral, under the guard.
+    // Hooks run trusted and unsandboxed, so the scripts they name are kept from every
+    // writer: the guard denies the agent's writes, the sandbox binds them read-only, and a
+    // script that changes anyway is no longer run (runGateHooks).
+    const hookScripts = await hookScriptFiles(settings.hooks, worktree.dir, env);
+    const hookDigests = digestFiles(hookScripts);
     const sandbox = await createSandbox({
+      protectedFiles: hookScripts,
       mode: ticket.sandbox,
       worktree: worktree.dir,
       tmpDir: tempDir,
@@ -144,7 +150,6 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     outcome = await runSetup(ticket, site, options.interrupt, meter, emit);
     if (!outcome) {
       const worktreeDir = worktree.dir;
-      const hookScripts = await hookScriptFiles(settings.hooks, worktreeDir, env);
       const guard = createGuard({ worktree: worktreeDir, tmpDir: tempDir, env, ticket, layers: settings.policyLayers, hookScripts });
       emit({ type: 'policy', rules: guard.policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope })), defaultEffect: guard.policy.defaultEffect });
       const gate: CallGate = {
@@ -154,6 +159,11 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
         hookSite: (signal) => ({ sessionId: runId, transcriptPath: traceFile, cwd: worktreeDir, env, signal }),
         worktree: worktreeDir,
         ticketId: ticket.id,
+        changedHookScript: () => {
+          const now = digestFiles(hookScripts);
+          const changed = hookScripts.find((file) => now.get(file) !== hookDigests.get(file));
+          return changed === undefined ? null : path.relative(worktreeDir, changed);
+        },
         onBrokenHook: (event, command, what) => {
           const warning = `${event} hook \`${command}\` ${what}; the run went on without it`;
           if (!brokenHooks.has(warning)) warnings.push(warning);
@@ -247,6 +257,19 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     ...(keptWorktree ? { worktree: keptWorktree } : {}),
     warnings,
   };
+}
+
+/** The sha256 of each file, or '' for one that cannot be read (gone, replaced by a folder). */
+function digestFiles(files: string[]): Map<string, string> {
+  return new Map(
+    files.map((file) => {
+      try {
+        return [file, createHash('sha256').update(readFileSync(file)).digest('hex')];
+      } catch {
+        return [file, ''];
+      }
+    }),
+  );
 }
 
 /** Thrown to skip from a run-start refusal to recording the result; never escapes runTicket. */

@@ -2,7 +2,7 @@ import type { ToolUse } from '../agent/loop.js';
 import type { Approver, ApprovalAnswer } from '../guard/approval/approver.js';
 import type { Decision } from '../guard/decide.js';
 import { refusalText, type Guard, type Verdict } from '../guard/guard.js';
-import { runHooks, type HookEvent, type HookOutcome, type HookPayload, type HooksConfig, type HookSite } from '../guard/hooks.js';
+import { hasHooksFor, runHooks, type HookEvent, type HookOutcome, type HookPayload, type HooksConfig, type HookSite } from '../guard/hooks.js';
 import type { EmitEvent } from '../report/events.js';
 import { parseToolCall } from '../tools/index.js';
 import type { ToolContext, ToolOutput } from '../tools/types.js';
@@ -42,6 +42,8 @@ export interface CallGate {
   hookSite(signal: AbortSignal): HookSite;
   worktree: string;
   ticketId: string;
+  /** A hook script (relative path) whose content changed since the run started, or null. */
+  changedHookScript(): string | null;
   /** Hooks that failed without blocking (an exit code other than 0 and 2, a timeout). */
   onBrokenHook(event: HookEvent, command: string, what: string): void;
 }
@@ -139,7 +141,14 @@ export async function runToolCall(
 
 /** Runs the hooks of one event, records each in the trace, and reports the broken ones. */
 export async function runGateHooks(gate: CallGate, event: HookEvent, payload: HookPayload, signal: AbortSignal, emit: EmitEvent, step: number): Promise<HookOutcome> {
-  if (gate.hooks?.[event] === undefined) return { blocked: false, reason: '', runs: [] };
+  if (!hasHooksFor(gate.hooks, event, payload.tool_name)) return { blocked: false, reason: '', runs: [] };
+  const changed = gate.changedHookScript();
+  if (changed !== null) {
+    // Fail closed: a hook whose script was changed under it decides nothing, so it blocks.
+    const reason = `the hook script ${changed} changed during the run; corral no longer runs it and blocks what it would have judged`;
+    emit({ type: 'hook', step, event, command: changed, exitCode: null, timedOut: false, durationMs: 0, blocked: true, stderr: reason });
+    return { blocked: true, reason, runs: [] };
+  }
   const outcome = await runHooks(gate.hooks, event, payload, gate.hookSite(signal));
   for (const run of outcome.runs) {
     emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2, stderr: run.stderr.slice(0, 2000) });

