@@ -33,6 +33,8 @@ export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown
   }
   values.sandbox = ticket?.given.sandbox ? { value: ticket.given.sandbox, from: fromTicket } : settings.sandbox;
   values.max_refusals_in_a_row = settings.maxRefusalsInARow;
+  values['model_api.timeout_seconds'] = settings.modelApiFrom.timeout_seconds ?? { value: 600, from: 'default (the SDK\'s)' };
+  values['model_api.max_retries'] = settings.modelApiFrom.max_retries ?? { value: 2, from: 'default (the SDK\'s)' };
   for (const [model, price] of Object.entries(settings.prices)) {
     const p = price.value;
     values[`prices.${model}`] = { value: `$${p.inputPerMTok} in, $${p.outputPerMTok} out, $${p.cacheWritePerMTok} cache write, $${p.cacheReadPerMTok} cache read per MTok`, from: price.from };

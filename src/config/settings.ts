@@ -37,6 +37,8 @@ export interface Settings {
   maxRefusalsInARow: Sourced<number>;
   /** The SDK's per-request timeout and retries, when config sets them. */
   modelApi: { timeoutMs?: number; maxRetries?: number };
+  /** Where each model_api value came from, for `corral config`. */
+  modelApiFrom: { timeout_seconds?: Sourced<number>; max_retries?: Sourced<number> };
   /** User hooks run before project hooks for the same event. */
   hooks: HooksConfig;
   hookEntries: HookEntry[];
@@ -62,6 +64,7 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Se
     sandbox: { value: 'auto', from: DEFAULT },
     maxRefusalsInARow: { value: DEFAULT_MAX_REFUSALS_IN_A_ROW, from: DEFAULT },
     modelApi: {},
+    modelApiFrom: {},
     hooks: {},
     hookEntries: [],
     policyLayers: [],
@@ -87,8 +90,14 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Se
       };
     }
     if (data.sandbox !== undefined) settings.sandbox = { value: data.sandbox, from: fromLayer(layer, ['sandbox']) };
-    if (data.model_api?.timeout_seconds !== undefined) settings.modelApi.timeoutMs = Math.ceil(data.model_api.timeout_seconds * 1000);
-    if (data.model_api?.max_retries !== undefined) settings.modelApi.maxRetries = data.model_api.max_retries;
+    if (data.model_api?.timeout_seconds !== undefined) {
+      settings.modelApi.timeoutMs = Math.ceil(data.model_api.timeout_seconds * 1000);
+      settings.modelApiFrom.timeout_seconds = { value: data.model_api.timeout_seconds, from: fromLayer(layer, ['model_api', 'timeout_seconds']) };
+    }
+    if (data.model_api?.max_retries !== undefined) {
+      settings.modelApi.maxRetries = data.model_api.max_retries;
+      settings.modelApiFrom.max_retries = { value: data.model_api.max_retries, from: fromLayer(layer, ['model_api', 'max_retries']) };
+    }
     if (data.max_refusals_in_a_row !== undefined) settings.maxRefusalsInARow = { value: data.max_refusals_in_a_row, from: fromLayer(layer, ['max_refusals_in_a_row']) };
     for (const event of HOOK_EVENTS) {
       for (const [groupIndex, group] of (data.hooks?.[event] ?? []).entries()) {

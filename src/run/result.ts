@@ -121,6 +121,8 @@ export interface RunResult {
   patch?: string;
   trace: string;
   branch?: string;
+  /** What commands ran in: bubblewrap, or nothing (`none`, or `auto` without a working bubblewrap). */
+  sandbox?: 'bwrap' | 'none';
   /** Where the worktree was kept (--keep). */
   worktree?: string;
   warnings: string[];

@@ -117,6 +117,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   let tempDir: string | undefined;
   let forgetTempDir = (): void => undefined;
   let hostBefore: HostState | undefined;
+  let sandboxKind: 'bwrap' | 'none' | undefined;
 
   try {
     outcome = await gateRunStart(ticket, settings, approver, options.interrupt, emit);
@@ -144,6 +145,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
       ...(env.HOME ? { home: env.HOME } : {}),
       ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
     });
+    sandboxKind = sandbox.kind;
     if (sandbox.warning) warnings.push(sandbox.warning);
     emit({ type: 'sandbox', kind: sandbox.kind, network: sandbox.network, ...(sandbox.warning ? { warning: sandbox.warning } : {}) });
     const site: CommandSite = { cwd: worktree.dir, env, outputCap: OUTPUT_CAP, sandbox };
@@ -255,6 +257,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     trace: traceFile,
     ...(recorded.branch ? { branch: recorded.branch } : {}),
     ...(keptWorktree ? { worktree: keptWorktree } : {}),
+    ...(sandboxKind ? { sandbox: sandboxKind } : {}),
     warnings,
   };
 }

@@ -30,6 +30,7 @@ describe('corral config', () => {
     expect(run.stdout).toMatch(/budget\.minutes +12 +← project corral\.yaml:4/);
     expect(run.stdout).toMatch(/budget\.steps +9 +← user .*config\.yaml:4/);
     expect(run.stdout).toMatch(/budget\.tokens +2000000 +← default/);
+    expect(run.stdout).toMatch(/model_api\.max_retries +2 +← default \(the SDK's\)/);
     expect(run.stdout).toMatch(/deny +Bash\(make deploy:\*\) +← user .*config\.yaml:7/);
     expect(run.stdout).toMatch(/allow Bash\(make deploy:\*\) +← project corral\.yaml:7/);
 

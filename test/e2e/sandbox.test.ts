@@ -15,6 +15,7 @@ import { repoWithFiles, tempDir } from '../support/repo.js';
 
 interface Report {
   status: string;
+  sandbox?: string;
   exitCode: number;
   reason: string;
   warnings: string[];
@@ -157,6 +158,7 @@ describe('the sandbox through the CLI', () => {
     const { run, report } = await runEscape(t);
     expect(run.exitCode, `${run.stderr}\n${report.reason}`).toBe(0);
     expect(report.status).toBe('passed');
+    expect(report.sandbox).toBe('bwrap');
     expect(report.warnings.filter((w) => w.startsWith('sandbox'))).toEqual([]);
 
     // Once through the agent's Bash call, once through the check: blocked every time.
