@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UsageError, type Problem } from '../errors.js';
+import { splitTrace } from '../report/trace-read.js';
 import { TRACE_VERSION } from '../report/trace.js';
 import type { TokenUsage, TurnBlock } from './model.js';
 
@@ -40,31 +41,16 @@ export function looksLikeTrace(file: string, text: string): boolean {
 
 /** Parses a trace's lines; a line that is not a trace event is a UsageError naming the file and line, except a cut last line. */
 export function readTraceText(text: string, shownAs: string): TraceRead {
-  const raw = text.split('\n');
-  const lines: TraceLine[] = [];
-  const lastIndex = raw.findLastIndex((l) => l.trim() !== '');
-  let truncated = false;
-  for (let i = 0; i <= lastIndex; i++) {
-    const textLine = raw[i]!;
-    if (textLine.trim() === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(textLine);
-    } catch {
-      // A crash mid-append leaves the last line without its end; everything before it stands.
-      if (i === lastIndex && !text.endsWith('\n')) {
-        truncated = true;
-        break;
-      }
-      throw traceProblem(shownAs, i + 1, 'not a JSON line');
-    }
-    if (!isObject(value) || typeof value.type !== 'string') throw traceProblem(shownAs, i + 1, 'not a trace event (a JSON object with a `type`)');
-    if (typeof value.v === 'number' && value.v > TRACE_VERSION) {
-      throw traceProblem(shownAs, i + 1, `trace format version ${value.v} is newer than this corral reads (${TRACE_VERSION})`, 'use the corral that wrote the trace, or a newer one');
-    }
-    lines.push({ line: i + 1, event: value as TraceLine['event'] });
+  const split = splitTrace(text);
+  // A crash mid-append leaves the last line without its end; everything before it stands.
+  const damaged = split.cutLast ? split.bad.slice(0, -1) : split.bad;
+  const problems: { line: number; why: string; hint?: string }[] = damaged.map(({ line, why }) => ({ line, why }));
+  if (split.newer) {
+    problems.push({ line: split.newer.line, why: `trace format version ${split.newer.version} is newer than this corral reads (${TRACE_VERSION})`, hint: 'use the corral that wrote the trace, or a newer one' });
   }
-  return { lines, truncated };
+  const first = problems.sort((a, b) => a.line - b.line)[0];
+  if (first) throw traceProblem(shownAs, first.line, first.why, first.hint);
+  return { lines: split.events, truncated: split.cutLast };
 }
 
 const Block = z.discriminatedUnion('type', [

@@ -1,3 +1,4 @@
+import { describeCall } from '../report/describe-call.js';
 import { parseToolCall } from '../tools/index.js';
 import type { TraceLine } from '../agent/trace-replay.js';
 import type { Decision, Effect } from './decide.js';
@@ -82,7 +83,7 @@ export async function replayDecisions(lines: TraceLine[], guard: Guard, rebase?:
       step: recorded.step,
       id: recorded.id,
       tool: recorded.tool,
-      call: renderCall(recorded.tool, recorded.input),
+      call: describeCall(recorded.tool, recorded.input, 60),
       input: recorded.input,
       then: recorded.then,
       now: { effect: decision.effect, rule: decision.rule, scope: decision.scope, reason: decision.reason },
@@ -90,17 +91,6 @@ export async function replayDecisions(lines: TraceLine[], guard: Guard, rebase?:
     (decision.effect === recorded.then.effect ? result.otherRule : result.changed).push(change);
   }
   return result;
-}
-
-const MAIN_FIELD: Record<string, string> = { Bash: 'command', Read: 'file_path', Write: 'file_path', Edit: 'file_path', Glob: 'pattern', Grep: 'pattern' };
-
-/** `Bash(git push)`: the tool and its main field on one line, cut to a readable length. */
-export function renderCall(tool: string, input: unknown, width = 60): string {
-  const fields = input !== null && typeof input === 'object' ? (input as Record<string, unknown>) : {};
-  const field = MAIN_FIELD[tool];
-  const main = field !== undefined && typeof fields[field] === 'string' ? (fields[field] as string) : JSON.stringify(input ?? {});
-  const flat = main.replace(/\s+/g, ' ').trim();
-  return `${tool}(${flat.length > width ? `${flat.slice(0, width - 1)}…` : flat})`;
 }
 
 /** Every string in `value` with the `from` directory (and paths below it) moved to `to`. */

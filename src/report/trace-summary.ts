@@ -1,3 +1,4 @@
+import { describeCall } from './describe-call.js';
 import type { ChalkInstance } from 'chalk';
 import { isReplayModel } from '../agent/model-id.js';
 import { costUsd } from '../agent/prices.js';
@@ -77,14 +78,6 @@ const SLOWEST = 5;
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 const str = (value: unknown, fallback = ''): string => (typeof value === 'string' ? value : fallback);
 
-/** The same short rendering as the run's summary: `Bash(npm test)`, `Read(/etc/shadow)`. */
-export function shortCall(tool: string, input: unknown): string {
-  const fields = (input ?? {}) as Record<string, unknown>;
-  const main = fields.command ?? fields.file_path ?? fields.pattern ?? fields.path ?? '';
-  const text = String(main).replace(/\s+/g, ' ');
-  return `${tool}(${text.length > 120 ? `${text.slice(0, 117)}...` : text})`;
-}
-
 export function summarizeTrace(events: TraceLine[], skippedLines = 0): TraceSummary {
   const summary: TraceSummary = {
     runId: null,
@@ -153,7 +146,7 @@ export function summarizeTrace(events: TraceLine[], skippedLines = 0): TraceSumm
       case 'tool_call': {
         summary.toolCalls += 1;
         const tool = str(event.tool, '?');
-        calls.set(id, { tool, call: shortCall(tool, event.input), step });
+        calls.set(id, { tool, call: describeCall(tool, event.input), step });
         const stats = tools.get(tool) ?? { tool, calls: 0, errors: 0, totalMs: 0 };
         stats.calls += 1;
         tools.set(tool, stats);

@@ -4,6 +4,7 @@ import type { Decision } from '../guard/decide.js';
 import { refusalText, type Guard, type Verdict } from '../guard/guard.js';
 import { hasHooksFor, runHooks, type HookEvent, type HookOutcome, type HookPayload, type HooksConfig, type HookSite } from '../guard/hooks.js';
 import type { EmitEvent } from '../report/events.js';
+import { describeCall as describe } from '../report/describe-call.js';
 import { parseToolCall } from '../tools/index.js';
 import type { ToolContext, ToolOutput } from '../tools/types.js';
 import type { CallRecord } from './result.js';
@@ -73,7 +74,7 @@ export async function runToolCall(
     return output;
   };
   const refuse = (decision: Decision, into: CallRecord[], extra: Partial<CallRecord> = {}): ToolOutput => {
-    into.push({ step, tool: use.name, ...decision, call: describeCall(use), ...extra });
+    into.push({ step, tool: use.name, ...decision, call: describe(use.name, use.input), ...extra });
     ledger.streak.noteRefused();
     return finish({ content: refusalText(decision), isError: true });
   };
@@ -81,7 +82,7 @@ export async function runToolCall(
 
   const parsed = parseToolCall(use.name, use.input);
   if (!parsed.ok) {
-    const record = { step, tool: use.name, effect: 'deny' as const, rule: 'tool.invalid-call', scope: 'baseline' as const, reason: parsed.error, call: describeCall(use) };
+    const record = { step, tool: use.name, effect: 'deny' as const, rule: 'tool.invalid-call', scope: 'baseline' as const, reason: parsed.error, call: describe(use.name, use.input) };
     ledger.denied.push(record);
     emit({ type: 'decision', step, id: use.id, tool: use.name, effect: 'deny', rule: record.rule, scope: record.scope, reason: record.reason, paths: [], commands: [] });
     return finish({ content: parsed.error, isError: true });
@@ -123,7 +124,7 @@ export async function runToolCall(
     emit({ type: 'approval', step, id: use.id, tool: use.name, rule: decision.rule, approved: answer.approved, by: answer.by, ...('scope' in answer ? { for: answer.scope } : {}) });
     const record = { answer: answerName(answer) };
     if (!answer.approved) return refuse(decision, ledger.asked, record);
-    ledger.asked.push({ step, tool: use.name, ...decision, call: describeCall(use), ...record });
+    ledger.asked.push({ step, tool: use.name, ...decision, call: describe(use.name, use.input), ...record });
   }
 
   ledger.streak.noteAllowed();
@@ -196,10 +197,3 @@ function decisionFacts(verdict: Verdict | undefined): { commands: string[][]; pa
   };
 }
 
-/** `Read(src/a.ts)`, `Bash(npm test)`: the call as a person would name it, cut short. */
-export function describeCall(use: ToolUse): string {
-  const input = (use.input ?? {}) as Record<string, unknown>;
-  const main = input.command ?? input.file_path ?? input.pattern ?? input.path ?? '';
-  const text = String(main).replace(/\s+/g, ' ');
-  return `${use.name}(${text.length > 120 ? `${text.slice(0, 117)}...` : text})`;
-}

@@ -6,7 +6,8 @@ import { createReplayModel, loadReplayScript } from '../../src/agent/replay-mode
 import { readTraceText } from '../../src/agent/trace-replay.js';
 import { UsageError } from '../../src/errors.js';
 import type { Guard } from '../../src/guard/guard.js';
-import { renderCall, replayDecisions } from '../../src/guard/replay-decisions.js';
+import { replayDecisions } from '../../src/guard/replay-decisions.js';
+import { describeCall } from '../../src/report/describe-call.js';
 import { tempDir } from '../support/repo.js';
 
 const request = (): ModelRequest => ({ system: 's', tools: [], maxTokens: 100, signal: new AbortController().signal, messages: [{ role: 'user', content: 'task' }] });
@@ -108,8 +109,8 @@ describe('recorded decisions judged again', () => {
   });
 
   it('renders a call short', () => {
-    expect(renderCall('Bash', { command: 'x'.repeat(100) })).toMatch(/^Bash\(x{59}…\)$/);
-    expect(renderCall('Glob', { pattern: '**/*.ts' })).toBe('Glob(**/*.ts)');
-    expect(renderCall('Mystery', { a: 1 })).toBe('Mystery({"a":1})');
+    expect(describeCall('Bash', { command: 'x'.repeat(100) }, 60)).toMatch(/^Bash\(x{59}…\)$/);
+    expect(describeCall('Glob', { pattern: '**/*.ts' })).toBe('Glob(**/*.ts)');
+    expect(describeCall('Mystery', { a: 1 })).toBe('Mystery({"a":1})');
   });
 });

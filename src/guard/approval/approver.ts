@@ -2,6 +2,7 @@ import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { redactSecrets, redactValue, type Redactor } from '../../report/redact.js';
+import { describeCall } from '../../report/describe-call.js';
 import { cutVisible, makeVisible } from '../../report/visible.js';
 import type { Decision } from '../rules/types.js';
 import { approvalKey, coverage, isInside, planAllowRules, showArgv, type AllowPlan } from './allow-rules.js';
@@ -168,7 +169,7 @@ export function showCall(tool: string, input: Record<string, unknown>): string[]
 export function refusalEntry(request: ApprovalRequest): Record<string, unknown> {
   const plan = planAllowRules(request);
   const entry: Record<string, unknown> = {
-    call: describeCall(request),
+    call: makeVisible(describeCall(request.tool, request.input, 200)),
     step: request.step,
     ticket: request.ticketId,
     asked_by: askedBy(request.decision),
@@ -180,12 +181,6 @@ export function refusalEntry(request: ApprovalRequest): Record<string, unknown> 
   return entry;
 }
 
-/** `Bash(npm install lodash)`: one line, cut. */
-function describeCall(request: ApprovalRequest): string {
-  const input = request.input;
-  const main = input.command ?? input.file_path ?? input.pattern ?? input.path ?? '';
-  return `${makeVisible(request.tool)}(${cutVisible(typeof main === 'string' ? main : JSON.stringify(main), 200)})`;
-}
 
 /** Why the suggested allow rules may not be enough. */
 function refusalNote(request: ApprovalRequest, plan: AllowPlan): string | undefined {
