@@ -99,3 +99,17 @@ export function sortTicketReports(tickets: TicketReport[]): TicketReport[] {
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** The report line of a ticket the batch did not start. */
+export function skippedReport(ticket: { id: string; file: string; title?: string }, cause: SkipCause, reason: string): JsonSkippedReport {
+  return {
+    corral: REPORT_VERSION,
+    type: 'skipped',
+    ticket: { id: ticket.id, file: ticket.file, ...(ticket.title ? { title: ticket.title } : {}) },
+    status: 'skipped',
+    cause,
+    reason,
+    // Running out of the batch's money is the batch's budget exhausted; a bail or an interrupt already has its own code.
+    exitCode: cause === 'max_usd' ? EXIT.budget_exhausted : null,
+  };
+}

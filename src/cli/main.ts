@@ -20,8 +20,13 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   program
     .command('run')
     .description('run tickets (files or folders): worktree, agent, checks, fence, summary')
-    .argument('<tickets...>', 'ticket files (.yaml, .yml, .md) or folders of them')
-    .option('--json', 'print one JSON object per ticket on stdout, nothing else')
+    .argument('<tickets...>', 'ticket files (.yaml, .yml, .md), folders of them, or quoted globs')
+    .option('--json', 'print JSON lines on stdout, nothing else: one object per ticket, then the totals')
+    .option('-j, --jobs <n>', 'how many tickets run at once, each in its own worktree (default: the CPU count)')
+    .option('--shard <i/n>', 'run only the i-th of n slices (by a stable hash of ticket ids), for a CI matrix')
+    .option('--bail', 'start no new ticket after the first one that does not pass (running ones finish)')
+    .option('--max-usd <usd>', 'cap the whole batch: a ticket starts only while what is left covers its own budget.usd')
+    .option('--junit <file>', 'also write a JUnit XML report: each ticket a testcase, its checks as properties')
     .option('--keep', 'keep the worktree after the run and print where it is')
     .option('--model <id>', 'model id, or replay:<script.yaml>, overriding the ticket')
     .option('--runs-dir <dir>', 'where run directories go (default: <repo>/.corral/runs)')
@@ -99,6 +104,18 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       exitCode = await replayCommand(traces, options, io);
     });
 
+  const report = program.command('report').description('work with batch reports');
+  report
+    .command('merge')
+    .description('join the JSON reports of shards (`corral run --shard i/n --json`) into one summary, one JUnit file and one exit code')
+    .argument('<reports...>', 'report files written by `corral run --json`')
+    .option('--json', 'print the merged report as JSON lines: one object per ticket, then the totals')
+    .option('--junit <file>', 'also write the merged JUnit XML report')
+    .action(async (files: string[], options: import('./commands/report.js').ReportMergeOptions) => {
+      const { reportMergeCommand } = await import('./commands/report.js');
+      exitCode = await reportMergeCommand(files, options, io);
+    });
+
   const policy = program.command('policy').description('test guard policies');
   policy
     .command('test')
@@ -135,6 +152,11 @@ export interface TraceOptions {
 
 export interface RunCommandOptions {
   json?: boolean;
+  jobs?: string;
+  shard?: string;
+  bail?: boolean;
+  maxUsd?: string;
+  junit?: string;
   unattended?: boolean;
   keep?: boolean;
   model?: string;

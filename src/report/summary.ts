@@ -6,7 +6,7 @@ import type { RunResult, RunStatus } from '../run/result.js';
 import type { ChangeKind } from '../workspace/changes.js';
 import { makeVisible as visible } from './visible.js';
 
-const STATUS_LABEL: Record<RunStatus, string> = {
+export const STATUS_LABEL: Record<RunStatus, string> = {
   passed: 'PASSED',
   failed: 'FAILED',
   fence_violated: 'FENCE VIOLATED',

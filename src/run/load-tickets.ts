@@ -15,7 +15,15 @@ export interface LoadedTicket {
   ticket?: Ticket;
   /** The user and project config of the ticket's repository. */
   settings?: Settings;
+  /** The dollar cap the ticket runs with (its own, or the config's default). */
+  budgetUsd?: number;
   problems: Problem[];
+}
+
+export interface LoadTicketsOptions extends PreflightOptions {
+  model?: string;
+  /** A batch dollar cap is set (`--max-usd`): each ticket needs a cap of its own to be weighed against it. */
+  requireUsdBudget?: boolean;
 }
 
 /**
@@ -23,7 +31,7 @@ export interface LoadedTicket {
  * of every file (duplicate ids across files included) instead of stopping at the first.
  * A config file with problems is listed once, as an entry of its own.
  */
-export async function loadTickets(inputs: string[], options: PreflightOptions & { model?: string }): Promise<LoadedTicket[]> {
+export async function loadTickets(inputs: string[], options: LoadTicketsOptions): Promise<LoadedTicket[]> {
   const files = await discoverTickets(inputs.map((p) => path.resolve(options.cwd, p)));
   if (files.length === 0) throw new UsageError(`no ticket files found in ${inputs.join(', ')}`);
   const loaded: LoadedTicket[] = [];
@@ -45,7 +53,11 @@ export async function loadTickets(inputs: string[], options: PreflightOptions & 
       const settings = settingsFrom(config);
       const applied = applySettings(ticket, settings, { ...(options.model ? { modelOverride: options.model } : {}), shownFile: shown });
       const problems = [...applied.problems, ...(await preflightTicket(applied.ticket, { env: options.env, cwd: options.cwd, requireKey: options.requireKey, prices: priceTable(settings) }))];
-      loaded.push({ shown, ticket, settings, problems });
+      const budgetUsd = applied.ticket.budget.usd;
+      if (options.requireUsdBudget && budgetUsd === undefined) {
+        problems.push({ file: shown, line: 1, column: 1, field: 'budget.usd', message: 'no dollar budget: --max-usd starts a ticket only when what the batch has left covers the ticket\'s own budget.usd', hint: 'give the ticket (or `budget:` in corral.yaml) a `usd:` cap, or run without --max-usd' });
+      }
+      loaded.push({ shown, ticket, settings, ...(budgetUsd === undefined ? {} : { budgetUsd }), problems });
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
       // A problem with no position is still a problem of this file.

@@ -1,5 +1,6 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { glob, isDynamicPattern } from 'tinyglobby';
 import { UsageError } from '../errors.js';
 
 const SKIPPED_DIRS = new Set(['node_modules']);
@@ -7,21 +8,22 @@ const SKIPPED_DIRS = new Set(['node_modules']);
 /**
  * The ticket files named by `paths`: a file is taken as is (the loader judges its
  * extension); a directory is searched recursively for `.yaml`/`.yml` files and for
- * `.md` files that start with front matter, so READMEs next to tickets are skipped.
+ * `.md` files that start with front matter, so READMEs next to tickets are skipped; a
+ * glob (quoted, so the shell left it alone) is expanded to the ticket files it matches.
  * Returns each file once, as spelled by the caller, sorted by path.
  */
 export async function discoverTickets(paths: string[]): Promise<string[]> {
   const found: (string[] | null)[] = await Promise.all(
     paths.map(async (given) => {
       const stats = await stat(given).catch(() => null);
-      if (!stats) return null;
+      if (!stats) return isDynamicPattern(given) ? ticketsMatching(given) : null;
       return stats.isDirectory() ? findTicketsIn(path.normalize(given)) : [path.normalize(given)];
     }),
   );
   // Named in the order given, whichever stat answered first.
   const missing = paths.filter((_, i) => found[i] === null);
   if (missing.length > 0) {
-    throw new UsageError(`no such file or directory: ${missing.join(', ')}`);
+    throw new UsageError(`no such file or directory: ${missing.map((p) => (isDynamicPattern(p) ? `${p} (a glob that matches no ticket file)` : p)).join(', ')}`);
   }
   const byAbsolute = new Map<string, string>();
   for (const file of found.flatMap((f) => f ?? [])) {
@@ -29,6 +31,13 @@ export async function discoverTickets(paths: string[]): Promise<string[]> {
     if (!byAbsolute.has(key)) byAbsolute.set(key, file);
   }
   return [...byAbsolute.values()].sort(comparePaths);
+}
+
+/** The ticket files a glob matches; null (reported as missing) when it matches none. */
+async function ticketsMatching(pattern: string): Promise<string[] | null> {
+  const matches = await glob(pattern, { absolute: true, onlyFiles: true, expandDirectories: false, ignore: ['**/node_modules/**'] });
+  const tickets = (await Promise.all(matches.map(async (file) => ((await looksLikeTicket(file)) ? [path.normalize(file)] : [])))).flat();
+  return tickets.length > 0 ? tickets : null;
 }
 
 async function findTicketsIn(dir: string): Promise<string[]> {

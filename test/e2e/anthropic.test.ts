@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runCli, runReport } from '../support/cli.js';
 import { startMessagesServer, type MessagesServer } from '../support/messages-server.js';
 import { commitFiles, extraWorktrees, makeDemoRepo } from '../support/repo.js';
 
@@ -59,7 +59,7 @@ describe('the real SDK path, against a local Messages API server', () => {
       env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: server.url },
     });
     expect(run.stderr).not.toContain('internal error');
-    const report = JSON.parse(run.stdout.trim());
+    const report = runReport(run.stdout);
     expect(report).toMatchObject({ status: 'passed', exitCode: 0, steps: 3, model: 'claude-sonnet-4-6' });
     expect(report.usage).toEqual({ inputTokens: 1600, outputTokens: 160, cacheReadTokens: 2500, cacheWriteTokens: 1200 });
     expect(report.costUsd).toBeGreaterThan(0);
@@ -117,7 +117,7 @@ describe('the real SDK path, against a local Messages API server', () => {
       env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: server.url },
     });
     expect(run.exitCode).toBe(6);
-    const report = JSON.parse(run.stdout.trim());
+    const report = runReport(run.stdout);
     expect(report.status).toBe('model_error');
     expect(report.reason).toContain('529');
     expect(readFileSync(report.patch, 'utf8')).toBe('');
@@ -134,7 +134,7 @@ describe('the real SDK path, against a local Messages API server', () => {
       env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: server.url },
     });
     expect(run.exitCode).toBe(5);
-    expect(JSON.parse(run.stdout.trim()).status).toBe('refused');
+    expect(runReport(run.stdout).status).toBe('refused');
   });
 
   it('a ticket that needs a real model and has no key exits 64 with the fix, before any worktree', async () => {

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runCli, runReport } from '../support/cli.js';
 import { extraWorktrees, repoWithFiles, tempDir } from '../support/repo.js';
 
 function repoWith(files: Record<string, string>): string {
@@ -60,7 +60,7 @@ describe('config applied to runs', () => {
       'src/a.txt': 'a\n',
     });
     const run = await runCli(['run', 't.yaml', '--json'], { cwd: repo });
-    const report = JSON.parse(run.stdout);
+    const report = runReport(run.stdout);
     expect(report.model).toBe(`replay:${path.join(repo, 'replay/three-steps.yaml')}`);
     // Three turns do not fit the config's budget of two steps.
     expect(run.exitCode).toBe(3);
@@ -96,7 +96,7 @@ describe('config applied to runs', () => {
     });
     const run = await runCli(['run', 't.yaml', '--json'], { cwd: repo });
     expect(run.exitCode).toBe(4);
-    const report = JSON.parse(run.stdout);
+    const report = runReport(run.stdout);
     expect(report.status).toBe('blocked');
     expect(report.reason).toBe('the run was denied by run.start rule no-release (corral.yaml:3): release tickets are done by a person');
     expect(report.steps).toBe(0);
@@ -108,7 +108,7 @@ describe('config applied to runs', () => {
     expect(extraWorktrees(repo)).toEqual([]);
 
     const allowed = await runCli(['run', 'ok.yaml', '--json'], { cwd: repo });
-    expect(JSON.parse(allowed.stdout).status).toBe('passed');
+    expect(runReport(allowed.stdout).status).toBe('passed');
   });
 });
 

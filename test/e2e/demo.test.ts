@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli, type CliRun } from '../support/cli.js';
+import { runCli, type CliRun, jsonLines } from '../support/cli.js';
 import { extraWorktrees, gitIn, makeDemoRepo, tempDir } from '../support/repo.js';
 
 interface Report {
@@ -34,12 +34,13 @@ describe('the demo: corral run tickets/ on a real repository', () => {
   beforeAll(async () => {
     repo = makeDemoRepo();
     run = await runCli(['run', 'tickets/', '--json'], { cwd: repo });
-    reports = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Report);
+    reports = jsonLines(run.stdout).tickets as Report[];
   });
 
   it('passes every example ticket and exits 0', () => {
     expect(run.stderr).not.toContain('internal error');
-    expect(reports.map((r) => [r.ticket.id, r.status])).toEqual([
+    // Lines come in the order the tickets finished; they run in parallel.
+    expect(reports.map((r) => [r.ticket.id, r.status]).sort()).toEqual([
       ['cap-fine', 'passed'],
       ['fix-days-overdue', 'passed'],
       ['slugify-punctuation', 'passed'],
@@ -48,7 +49,9 @@ describe('the demo: corral run tickets/ on a real repository', () => {
   });
 
   it('prints only JSON on stdout with --json, progress on stderr', () => {
-    expect(run.stdout.trim().split('\n')).toHaveLength(3);
+    // One line per ticket, then the totals.
+    expect(run.stdout.trim().split('\n')).toHaveLength(4);
+    expect(jsonLines(run.stdout).totals).toMatchObject({ tickets: 3, byStatus: { passed: 3 }, exitCode: 0 });
     expect(run.stderr).toContain('[fix-days-overdue] step 1');
   });
 

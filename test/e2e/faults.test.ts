@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NO_USER_CONFIG, PROJECT_ROOT, runCli } from '../support/cli.js';
+import { NO_USER_CONFIG, PROJECT_ROOT, runCli, runReport } from '../support/cli.js';
 import { startMessagesServer } from '../support/messages-server.js';
 import { extraWorktrees, gitIn, repoWithFiles, tempDir } from '../support/repo.js';
 
@@ -80,7 +80,7 @@ describe('a hostile repository', () => {
     );
     const run = await runCli(['run', 't.yaml', '--json'], { cwd: dir });
     expect(run.exitCode).toBe(2);
-    const report = JSON.parse(run.stdout) as Report;
+    const report = runReport(run.stdout) as Report;
     expect(report.status).toBe('fence_violated');
     expect(report.reason).toContain('the host repository changed during the run');
     expect(report.hostChanges, JSON.stringify(report.hostChanges)).toEqual(
@@ -109,7 +109,7 @@ describe('a hostile repository', () => {
     gitIn(dir, ['config', 'core.hooksPath', hooks]);
     gitIn(dir, ['config', 'core.fsmonitor', `touch ${marker}`]);
     const run = await runCli(['run', 't.yaml', '--json'], { cwd: dir });
-    expect(JSON.parse(run.stdout).status).toBe('passed');
+    expect(runReport(run.stdout).status).toBe('passed');
     expect(existsSync(marker)).toBe(false);
   });
 });
@@ -118,7 +118,7 @@ describe('tools that misbehave', () => {
   it('kills a command that outlives its timeout with its whole tree, a backgrounded grandchild included', async () => {
     const dir = repo({}, `${WRITE_FIRST}  - tools:\n      - Bash: {command: "sleep ${SLEEP} & sleep ${SLEEP}", timeout: 1000}\n  - text: done\n`);
     const run = await runCli(['run', 't.yaml', '--json'], { cwd: dir });
-    const report = JSON.parse(run.stdout) as Report;
+    const report = runReport(run.stdout) as Report;
     expect(report.status).toBe('passed');
     const results = traceOf(report).filter((event) => event.type === 'tool_result');
     expect(results.map((event) => event.isError)).toEqual([false, true]);
@@ -139,7 +139,7 @@ describe('tools that misbehave', () => {
     }, 25);
     const result = await child;
     clearInterval(sample);
-    const report = JSON.parse(String(result.stdout)) as Report;
+    const report = runReport(String(result.stdout)) as Report;
     expect(report.status).toBe('passed');
     const bash = traceOf(report).find((event) => event.type === 'tool_result' && event.tool === 'Bash')!;
     expect(bash.bytes).toBeLessThan(40_000);
@@ -162,7 +162,7 @@ describe('tools that misbehave', () => {
       'task: t\nallow: ["src/**"]\nallow_empty: true\n',
     );
     const run = await runCli(['run', 't.yaml', '--json'], { cwd: dir, timeoutMs: 60_000 });
-    const report = JSON.parse(run.stdout) as Report;
+    const report = runReport(run.stdout) as Report;
     expect(report.status).toBe('passed');
     expect(readFileSync(report.patch, 'utf8')).toMatch(/\+\+\+ b\/src\/stdin\.txt[\s\S]*\n\+after-eof\n/);
     expect(traceOf(report).filter((event) => event.type === 'tool_result').map((event) => [event.tool, event.isError])).toEqual([
@@ -179,7 +179,7 @@ describe('signals at every phase', () => {
     child.kill(signal);
     const result = await child;
     expect(result.exitCode).toBe(130);
-    const report = JSON.parse(String(result.stdout)) as Report;
+    const report = runReport(String(result.stdout)) as Report;
     expect(report.status).toBe('interrupted');
     expect(existsSync(report.trace)).toBe(true);
     expect(readFileSync(report.trace, 'utf8')).toContain('"type":"end"');

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runCli, runReport } from '../support/cli.js';
 import { commitFiles, gitIn, makeDemoRepo, tempDir } from '../support/repo.js';
 
 describe('file tools and the guard, through the real CLI', () => {
@@ -33,7 +33,7 @@ describe('file tools and the guard, through the real CLI', () => {
       'corral.yaml': 'max_refusals_in_a_row: 10\n',
     });
     const run = await runCli(['run', 'fixtures/tickets/escapes.yaml', '--json'], { cwd: repo });
-    const report = JSON.parse(run.stdout.trim());
+    const report = runReport(run.stdout);
     // Writing outside is a hard limit; reading outside needs a person, so unattended it is refused.
     expect(report.denied.map((d: { call: string; rule: string }) => `${d.call} ${d.rule}`)).toEqual([
       `Write(${path.join(outside, 'new.txt')}) baseline.write-outside`,
@@ -107,7 +107,7 @@ describe('the fence through the real CLI', () => {
     });
     const run = await runCli(['run', 'fixtures/tickets/base.yaml', '--json'], { cwd: repo });
     expect(run.exitCode).toBe(0);
-    const report = JSON.parse(run.stdout.trim());
+    const report = runReport(run.stdout);
     expect(report.baseCommit).toBe(first);
     expect(gitIn(repo, ['rev-parse', `${report.branch}^`]).trim()).toBe(first);
   });
@@ -133,7 +133,7 @@ describe('secrets', () => {
     });
     const run = await runCli(['run', 'fixtures/tickets/leak.yaml', '--json'], { cwd: repo, env: { ANTHROPIC_API_KEY: key } });
     expect(run.exitCode).toBe(2);
-    const report = JSON.parse(run.stdout.trim());
+    const report = runReport(run.stdout);
     expect(report.reason).toContain('the change contains the value of ANTHROPIC_API_KEY');
     const patch = readFileSync(report.patch, 'utf8');
     expect(patch).toContain('[REDACTED ANTHROPIC_API_KEY]');
@@ -153,7 +153,7 @@ describe('patch and exit codes of failed runs', () => {
     const repo = makeDemoRepo();
     for (const ticket of ['checks-never-pass', 'budget-exhausted']) {
       const run = await runCli(['run', `fixtures/tickets/${ticket}.yaml`, '--json'], { cwd: repo });
-      const report = JSON.parse(run.stdout.trim());
+      const report = runReport(run.stdout);
       expect(existsSync(report.patch)).toBe(true);
     }
     const broken = await runCli(['run', 'tickets/cap-fine.yaml', '--runs-dir', '/dev/null/runs'], { cwd: repo });

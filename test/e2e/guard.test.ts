@@ -1,7 +1,7 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, runCli } from '../support/cli.js';
+import { PROJECT_ROOT, runCli, runReport } from '../support/cli.js';
 import { commitFiles, makeDemoRepo } from '../support/repo.js';
 
 function demoWithPolicyTests(): string {
@@ -113,7 +113,7 @@ describe('the guard in a run', () => {
       ].join('\n'),
     });
     const run = await runCli(['run', 'fixtures/tickets/ruled.yaml', '--json'], { cwd: repo });
-    const report = JSON.parse(run.stdout.trim());
+    const report = runReport(run.stdout);
     expect(report.denied.map((d: { rule: string }) => d.rule)).toEqual(['Bash(git status:*)', 'no-npm-registry']);
     expect(report.status).toBe('passed');
     const decisions = readFileSync(report.trace, 'utf8')

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, runCli } from '../support/cli.js';
+import { PROJECT_ROOT, runCli, runReport } from '../support/cli.js';
 import { gitIn, repoWithFiles, tempDir } from '../support/repo.js';
 
 // Command hooks end to end: the built CLI, a real git repository with a corral.yaml that
@@ -32,7 +32,7 @@ async function runTicket(files: Record<string, string>, ticket: string, replay: 
   const run = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env });
   let r: Report;
   try {
-    r = JSON.parse(run.stdout.trim()) as Report;
+    r = runReport(run.stdout) as Report;
   } catch {
     throw new Error(`no JSON report (exit ${run.exitCode}):\n${run.stdout}\n${run.stderr}`);
   }
@@ -112,7 +112,7 @@ describe('command hooks through the CLI', () => {
     expect(gitIn(repo, ['ls-files', '-s', 'scripts/guard.sh'])).toMatch(/^100755 /);
 
     const run = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo });
-    const r = JSON.parse(run.stdout.trim()) as Report;
+    const r = runReport(run.stdout) as Report;
     expect(run.exitCode, run.stderr).toBe(0);
     expect(r.status).toBe('passed');
 

@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../support/cli.js';
+import { PROJECT_ROOT, runReport } from '../support/cli.js';
 import { commitFiles, extraWorktrees, makeDemoRepo } from '../support/repo.js';
 
 describe('Ctrl-C during a tool call', () => {
@@ -36,7 +36,7 @@ describe('Ctrl-C during a tool call', () => {
     child.kill('SIGINT');
     const result = await child;
     expect(result.exitCode).toBe(130);
-    const report = JSON.parse(String(result.stdout).trim());
+    const report = runReport(String(result.stdout));
     expect(report.status).toBe('interrupted');
     expect(report.changes.map((c: { change: { path: string } }) => c.change.path)).toEqual(['fixtures/example-project/notes.txt']);
     expect(existsSync(report.patch)).toBe(true);
@@ -67,7 +67,7 @@ describe('Ctrl-C while a PreToolUse hook decides', () => {
     child.kill('SIGINT');
     const result = await child;
     expect(result.exitCode).toBe(130);
-    const report = JSON.parse(String(result.stdout).trim());
+    const report = runReport(String(result.stdout));
     expect(report.status).toBe('interrupted');
     expect(report.changes).toEqual([]);
     expect(report.denied).toEqual([expect.objectContaining({ rule: 'run.interrupted' })]);

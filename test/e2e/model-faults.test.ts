@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, type CliRun } from '../support/cli.js';
+import { runCli, type CliRun, runReport } from '../support/cli.js';
 import { startMessagesServer, type MessagesServer, type ScriptReply, type ScriptStep } from '../support/messages-server.js';
 import { extraWorktrees, repoWithFiles } from '../support/repo.js';
 
@@ -62,7 +62,7 @@ async function runWithFaults(script: ScriptStep[], config = QUICK_API): Promise<
     env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: server.url },
   });
   expect(run.stderr.split('\n').filter((line) => /internal error/i.test(line)), run.stderr).toEqual([]);
-  const report = JSON.parse(run.stdout.trim()) as Report;
+  const report = runReport(run.stdout) as Report;
   expect(report.exitCode).toBe(run.exitCode);
   const events = readFileSync(report.trace, 'utf8')
     .trim()

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { jsonLines, runCli, runReport } from '../support/cli.js';
 import { commitFiles, extraWorktrees, gitIn, makeDemoRepo } from '../support/repo.js';
 
 function report(stdout: string) {
-  return JSON.parse(stdout.trim()) as {
+  return runReport(stdout) as {
     status: string;
     exitCode: number;
     reason: string;
@@ -81,8 +81,9 @@ describe('runs that do not pass end in their documented exit code, with the work
   it('a batch exits with the most severe code among its tickets', async () => {
     const repo = makeDemoRepo();
     const run = await runCli(['run', 'fixtures/tickets/', 'tickets/cap-fine.yaml', '--json'], { cwd: repo });
-    const codes = run.stdout.trim().split('\n').map((l) => JSON.parse(l).exitCode);
-    expect(codes.sort()).toEqual([0, 1, 2, 3]);
+    const { tickets, totals } = jsonLines(run.stdout);
+    expect(tickets.map((t) => t.exitCode).sort()).toEqual([0, 1, 2, 3]);
+    expect(totals).toMatchObject({ tickets: 4, exitCode: 2, byStatus: { passed: 1, failed: 1, fence_violated: 1, budget_exhausted: 1 } });
     expect(run.exitCode).toBe(2);
   });
 
@@ -109,7 +110,7 @@ describe('policy and input problems', () => {
     });
     const run = await runCli(['run', 'fixtures/tickets/keeps-trying.yaml', '--json'], { cwd: repo });
     expect(run.exitCode).toBe(4);
-    const r = JSON.parse(run.stdout.trim());
+    const r = runReport(run.stdout);
     expect(r.status).toBe('blocked');
     // Reading outside the worktree needs a person; unattended, each ask is refused.
     expect(r.asked).toHaveLength(5);
@@ -173,7 +174,7 @@ describe('tool output', () => {
     });
     const run = await runCli(['run', 'fixtures/tickets/loud.yaml', '--json'], { cwd: repo });
     expect(run.exitCode).toBe(0);
-    const r = JSON.parse(run.stdout.trim());
+    const r = runReport(run.stdout);
     const events = readFileSync(r.trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     const results = events.filter((e) => e.type === 'tool_result');
     expect(results.map((e) => [e.tool, e.isError])).toEqual([

@@ -1,7 +1,7 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runCli, runReport } from '../support/cli.js';
 import { startMessagesServer, type MessagesServer } from '../support/messages-server.js';
 import { repoWithFiles } from '../support/repo.js';
 
@@ -27,7 +27,7 @@ async function recordRun(): Promise<{ repo: string; report: Record<string, any> 
   expect(run.exitCode).toBe(0);
   await server.close();
   server = undefined;
-  return { repo, report: JSON.parse(run.stdout.trim()) };
+  return { repo, report: runReport(run.stdout) };
 }
 
 describe('a recorded session', () => {
@@ -38,7 +38,7 @@ describe('a recorded session', () => {
     const replay = await runCli(['run', 'ticket.yaml', '--json', '--model', `replay:${trace}`], { cwd: repo, env: { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined } });
     expect(replay.stderr).not.toContain('internal error');
     expect(replay.exitCode).toBe(0);
-    const again = JSON.parse(replay.stdout.trim());
+    const again = runReport(replay.stdout);
     expect(again).toMatchObject({ status: report.status, steps: report.steps, usage: report.usage });
     expect(again.runDir).not.toBe(report.runDir);
     const patch = readFileSync(report.patch, 'utf8');

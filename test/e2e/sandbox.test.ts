@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeBubblewrap } from '../../src/guard/sandbox/probe.js';
-import { PROJECT_ROOT, runCli } from '../support/cli.js';
+import { PROJECT_ROOT, runCli, runReport } from '../support/cli.js';
 import { repoWithFiles, tempDir } from '../support/repo.js';
 
 // The sandbox through the real CLI: code the agent writes and then runs (a Bash call and a
@@ -145,7 +145,7 @@ describe('the sandbox through the CLI', () => {
     const run = await runCli(['run', 'ticket.yaml', '--json'], { cwd: t.repo, env: { ...escapeEnv(t), ...extraEnv } });
     let report: Report;
     try {
-      report = JSON.parse(run.stdout.trim()) as Report;
+      report = runReport(run.stdout) as Report;
     } catch {
       throw new Error(`no JSON report (exit ${run.exitCode}):\n${run.stdout}\n${run.stderr}`);
     }

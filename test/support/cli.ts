@@ -37,3 +37,18 @@ export async function runCli(args: string[], options: { cwd: string; env?: Recor
   });
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
+
+/** The lines of `corral run --json`: one object per ticket, then the totals (checked to be last and alone). */
+export function jsonLines(stdout: string): { tickets: any[]; totals: any } {
+  const objects = String(stdout).trim().split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line));
+  const totals = objects.at(-1);
+  if (totals?.type !== 'totals' || objects.slice(0, -1).some((o) => o.type === 'totals')) throw new Error(`expected JSON lines ending in one totals object, got:\n${stdout}`);
+  return { tickets: objects.slice(0, -1), totals };
+}
+
+/** The report of the one ticket a `corral run --json` ran. */
+export function runReport(stdout: string): any {
+  const { tickets } = jsonLines(stdout);
+  if (tickets.length !== 1) throw new Error(`expected one ticket's report, got ${tickets.length}:\n${stdout}`);
+  return tickets[0];
+}

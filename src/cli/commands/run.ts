@@ -1,68 +1,133 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { UsageError } from '../../errors.js';
 import { loadTickets } from '../../run/load-tickets.js';
 import { toJsonReport } from '../../report/json.js';
 import { createRedactor, secretValues } from '../../report/redact.js';
-import { formatProgress } from '../../report/progress.js';
 import { chooseChalk } from '../../report/style.js';
-import { formatSummary } from '../../report/summary.js';
-import { mostSevereExitCode } from '../../run/result.js';
 import { runTicket } from '../../run/run-ticket.js';
 import { isReplayModel, replayModelId, replayScriptPath } from '../../agent/model-id.js';
-import { createTerminalPrompt } from '../../guard/approval/terminal-prompt.js';
+import { createTerminalPrompt, type TerminalPrompt } from '../../guard/approval/terminal-prompt.js';
+import { scheduleBatch } from '../../batch/schedule.js';
+import { inShard, parseShard } from '../../batch/shard.js';
+import { skippedReport, sortTicketReports, totalsOf, type TicketReport } from '../../batch/report.js';
+import { createBatchOutput } from '../../report/batch-output.js';
+import { checkJunitTarget, writeBatchArtifacts } from '../../report/batch-artifacts.js';
+import { EXIT } from '../../errors.js';
 import { interruptOnSignals } from '../interrupt.js';
 import type { CliIo } from '../io.js';
 import type { RunCommandOptions } from '../main.js';
 
-/** `corral run`: validate every ticket first (nothing runs if one is bad), then run each in turn. */
+/**
+ * `corral run`: validate every ticket first (nothing runs if one is bad), keep this
+ * shard's, run them `--jobs` at a time, then report the batch.
+ */
 export async function runCommand(inputs: string[], options: RunCommandOptions, io: CliIo): Promise<number> {
   const cwd = process.cwd();
+  const jobs = options.jobs === undefined ? availableParallelism() : parseCount('--jobs', options.jobs);
+  const shard = options.shard === undefined ? undefined : parseShard(options.shard);
+  const maxUsd = options.maxUsd === undefined ? undefined : parseUsd(options.maxUsd);
+  const junit = options.junit === undefined ? undefined : path.resolve(cwd, options.junit);
+  if (junit) await checkJunitTarget(junit, options.junit!);
   const model = options.model && isReplayModel(options.model) ? replayModelId(path.resolve(cwd, replayScriptPath(options.model))) : options.model;
-  const loaded = await loadTickets(inputs, { ...(model ? { model } : {}), env: io.env, cwd, requireKey: true });
+  const loaded = await loadTickets(inputs, { ...(model ? { model } : {}), env: io.env, cwd, requireKey: true, requireUsdBudget: maxUsd !== undefined });
   const problems = loaded.flatMap((l) => l.problems);
   if (problems.length > 0) throw new UsageError(`${problems.length} problem(s) in the tickets; nothing was run`, problems);
-  const runs = loaded.flatMap((l) => (l.ticket ? [{ ticket: l.ticket, settings: l.settings }] : []));
+  const runs = loaded
+    .flatMap((l) => (l.ticket ? [{ ticket: l.ticket, settings: l.settings, budgetUsd: l.budgetUsd }] : []))
+    .filter((run) => shard === undefined || inShard(run.ticket.id, shard));
 
   // What corral prints is redacted like its trace: by the host's secret values and by key shape.
   const redact = createRedactor(secretValues(io.env));
-  const err = chooseChalk(io.env, io.stderr.isTTY);
-  const out = chooseChalk(io.env, io.stdout.isTTY);
+  const ci = isCi(io.env);
+  const output = createBatchOutput({
+    stdout: io.stdout,
+    stderr: io.stderr,
+    out: chooseChalk(io.env, io.stdout.isTTY),
+    err: chooseChalk(io.env, io.stderr.isTTY),
+    json: Boolean(options.json),
+    live: runs.length > 1 && !ci && io.stderr.isTTY === true,
+    batch: runs.length > 1,
+    cwd,
+    redact,
+  });
   const interrupt = io.interrupt ? { signal: io.interrupt, dispose() {} } : interruptOnSignals();
   // One terminal for every run of this command; nobody to ask means every ask is refused.
-  const prompt = isAttended(options, io) ? createTerminalPrompt(io.stdin, io.stderr) : undefined;
-  const codes: number[] = [];
+  const prompt = isAttended(options, io) ? promptAboveLiveView(createTerminalPrompt(io.stdin, io.stderr), output.prompting) : undefined;
+  const reports: TicketReport[] = [];
+  const startedAt = Date.now();
   try {
-    for (const { ticket, settings } of runs) {
-      if (interrupt.signal.aborted) break;
-      const result = await runTicket(ticket, {
-        keep: Boolean(options.keep),
-        ...(model ? { model } : {}),
-        ...(settings ? { settings } : {}),
-        ...(prompt ? { prompt } : {}),
-        ...(options.runsDir ? { runsDir: path.resolve(cwd, options.runsDir) } : {}),
-        interrupt: interrupt.signal,
-        env: io.env,
-        cwd,
-        onEvent: (event) => {
-          const line = formatProgress(ticket.id, event, err);
-          if (line) io.stderr.write(`${redact(line)}\n`);
+    await scheduleBatch(
+      runs.map((run) => ({ id: run.ticket.id, ...(run.budgetUsd === undefined ? {} : { budgetUsd: run.budgetUsd }), run })),
+      {
+        jobs,
+        bail: Boolean(options.bail),
+        ...(maxUsd === undefined ? {} : { maxUsd }),
+        signal: interrupt.signal,
+        run: async ({ run: { ticket, settings } }) => {
+          output.started(ticket.id);
+          const result = await runTicket(ticket, {
+            keep: Boolean(options.keep),
+            ...(model ? { model } : {}),
+            ...(settings ? { settings } : {}),
+            ...(prompt ? { prompt } : {}),
+            ...(options.runsDir ? { runsDir: path.resolve(cwd, options.runsDir) } : {}),
+            interrupt: interrupt.signal,
+            env: io.env,
+            cwd,
+            onEvent: (event) => output.event(ticket.id, event),
+          });
+          const report = toJsonReport(result, redact);
+          reports.push(report);
+          output.finished(result, report);
+          return { failed: result.exitCode !== EXIT.passed, costUsd: result.costUsd };
         },
-      });
-      codes.push(result.exitCode);
-      if (options.json) io.stdout.write(`${JSON.stringify(toJsonReport(result, redact))}\n`);
-      else io.stdout.write(`${redact(formatSummary(result, out, cwd))}\n`);
-    }
+        skip: ({ run: { ticket } }, cause, reason) => {
+          const report = skippedReport(ticket, cause, reason);
+          reports.push(report);
+          output.skipped(report);
+        },
+      },
+    );
   } finally {
     prompt?.close();
     interrupt.dispose();
+    output.close();
   }
-  if (interrupt.signal.aborted) codes.push(130);
-  return mostSevereExitCode(codes);
+  const report = {
+    tickets: sortTicketReports(reports),
+    totals: totalsOf(reports, Date.now() - startedAt, shard ? [shard] : [], interrupt.signal.aborted ? [EXIT.interrupted] : []),
+  };
+  output.end(report);
+  await writeBatchArtifacts(report, { junit, env: io.env, cwd, stdout: options.json ? io.stderr : io.stdout });
+  return report.totals.exitCode;
 }
-
 
 /** A person can answer asks only at a terminal (to read the prompt on stderr and type on stdin), outside CI, unless told not to ask. */
 export function isAttended(options: RunCommandOptions, io: CliIo): boolean {
-  const ci = io.env.CI !== undefined && io.env.CI !== '' && io.env.CI !== 'false' && io.env.CI !== '0';
-  return !options.unattended && !ci && io.stdin.isTTY === true && io.stderr.isTTY === true;
+  return !options.unattended && !isCi(io.env) && io.stdin.isTTY === true && io.stderr.isTTY === true;
+}
+
+function isCi(env: NodeJS.ProcessEnv): boolean {
+  return env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
+}
+
+/** Each question takes the terminal from the live view until it is answered. */
+function promptAboveLiveView(prompt: TerminalPrompt, prompting: <T>(ask: () => Promise<T>) => Promise<T>): TerminalPrompt {
+  return {
+    question: (lines, signal, accept) => prompting(() => prompt.question(lines, signal, accept)),
+    close: () => prompt.close(),
+  };
+}
+
+function parseCount(option: string, text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${option} ${JSON.stringify(text)}: expected a whole number of at least 1`);
+  return n;
+}
+
+function parseUsd(text: string): number {
+  const usd = Number(text.replace(/^\$/, ''));
+  if (text.trim() === '' || !Number.isFinite(usd) || usd < 0) throw new UsageError(`--max-usd ${JSON.stringify(text)}: expected an amount in US dollars, e.g. --max-usd 5 or --max-usd 0.50`);
+  return usd;
 }

@@ -1,0 +1,110 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { EXIT, UsageError, type Problem } from '../errors.js';
+import { REPORT_VERSION } from '../report/json.js';
+import { sortTicketReports, totalsOf, type BatchReport, type JsonTotals, type ShardSpec, type TicketReport } from './report.js';
+
+// `corral report merge`: the JSON reports of a CI matrix's shards joined into one, as if one
+// machine had run the whole folder. A shard whose report is missing or cut short is said
+// plainly and fails the merge's exit code: a green merge must mean every ticket ran.
+
+/** One shard's report as read back: its ticket lines and, if it finished, its totals. */
+export interface ReadReport {
+  file: string;
+  tickets: TicketReport[];
+  totals?: JsonTotals;
+}
+
+export interface MergedReport extends BatchReport {
+  /** What makes the merge incomplete: a report without totals, a shard of the matrix with no report. */
+  gaps: string[];
+}
+
+/** Reads a `corral run --json` output; any line that is not one of its objects is a problem with file and line. */
+export async function readBatchReport(file: string, shown = file): Promise<ReadReport> {
+  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot read report ${shown}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+  });
+  const problems: Problem[] = [];
+  const tickets: TicketReport[] = [];
+  let totals: JsonTotals | undefined;
+  const lines = text.split('\n');
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    const at = (message: string): Problem => ({ file: shown, line: i + 1, column: 1, field: '', message });
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      problems.push(at('not JSON: a report is the output of `corral run --json` (one JSON object per line)'));
+      return;
+    }
+    const object = value as { corral?: unknown; type?: unknown; ticket?: { id?: unknown; file?: unknown } };
+    if (typeof object !== 'object' || object === null || object.corral !== REPORT_VERSION) {
+      problems.push(at(`not a corral report line (expected "corral": ${REPORT_VERSION})`));
+    } else if (object.type === 'totals') {
+      if (totals) problems.push(at('a second totals line: is this two reports in one file?'));
+      totals = object as JsonTotals;
+    } else if ((object.type === 'run' || object.type === 'skipped') && typeof object.ticket?.id === 'string' && typeof object.ticket.file === 'string') {
+      if (totals) problems.push(at('a ticket after the totals line'));
+      tickets.push(object as TicketReport);
+    } else {
+      problems.push(at(`unknown line type ${JSON.stringify(object.type)} (expected run, skipped or totals)`));
+    }
+  });
+  if (problems.length > 0) throw new UsageError(`${shown} is not a corral report`, problems);
+  return { file: shown, tickets, ...(totals ? { totals } : {}) };
+}
+
+/** Joins shard reports: every ticket once, totals recomputed, missing shards and unfinished reports named. */
+export function mergeReports(reports: ReadReport[]): MergedReport {
+  const seen = new Map<string, string>();
+  const problems: Problem[] = [];
+  for (const report of reports) {
+    for (const ticket of report.tickets) {
+      const earlier = seen.get(ticket.ticket.id);
+      if (earlier !== undefined) problems.push({ file: report.file, line: 1, column: 1, field: 'ticket.id', message: `ticket ${ticket.ticket.id} is also in ${earlier}: were the shards cut with different --shard counts, or one report given twice?` });
+      else seen.set(ticket.ticket.id, report.file);
+    }
+  }
+  if (problems.length > 0) throw new UsageError('the reports overlap; nothing was merged', problems);
+
+  const gaps: string[] = [];
+  for (const report of reports) {
+    if (!report.totals) gaps.push(`${report.file} ends without its totals line: that run did not finish, so its folder may not all have run`);
+  }
+  const shards = reports.flatMap((report) => report.totals?.shards ?? []);
+  gaps.push(...shardGaps(shards));
+
+  const tickets = sortTicketReports(reports.flatMap((report) => report.tickets));
+  const durationMs = Math.max(0, ...reports.map((report) => report.totals?.durationMs ?? 0));
+  // Each shard's own extra codes (an interrupted shard's 130) live only in its totals.
+  const shardCodes = reports.flatMap((report) => (report.totals ? [report.totals.exitCode] : []));
+  const totals = totalsOf(tickets, durationMs, sortShards(shards), [...shardCodes, ...(gaps.length > 0 ? [EXIT.usage] : [])]);
+  return { tickets, totals, gaps };
+}
+
+/** What is wrong with the set of shards the reports say they covered. */
+function shardGaps(shards: ShardSpec[]): string[] {
+  if (shards.length === 0) return [];
+  const counts = [...new Set(shards.map((shard) => shard.count))];
+  if (counts.length > 1) return [`the reports come from different shard counts (${counts.map((n) => `/${n}`).join(', ')}): they do not add up to one folder`];
+  const count = counts[0]!;
+  const gaps: string[] = [];
+  const indices = shards.map((shard) => shard.index);
+  const missing = Array.from({ length: count }, (_, i) => i + 1).filter((index) => !indices.includes(index));
+  if (missing.length > 0) gaps.push(`no report for shard${missing.length === 1 ? '' : 's'} ${missing.map((index) => `${index}/${count}`).join(', ')}: its tickets are not in this merge`);
+  const twice = [...new Set(indices.filter((index, i) => indices.indexOf(index) !== i))];
+  if (twice.length > 0) gaps.push(`shard${twice.length === 1 ? '' : 's'} ${twice.map((index) => `${index}/${count}`).join(', ')} reported more than once`);
+  return gaps;
+}
+
+function sortShards(shards: ShardSpec[]): ShardSpec[] {
+  const unique = new Map(shards.map((shard) => [`${shard.index}/${shard.count}`, shard]));
+  return [...unique.values()].sort((a, b) => a.count - b.count || a.index - b.index);
+}
+
+/** Report files as given on the command line, shown relative to cwd. */
+export function shownPath(file: string, cwd: string): string {
+  return path.relative(cwd, file) || file;
+}

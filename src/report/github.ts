@@ -1,0 +1,134 @@
+import path from 'node:path';
+import { totalTokens } from '../agent/budget.js';
+import type { BatchReport, JsonTotals, TicketReport } from '../batch/report.js';
+import { formatDuration } from './summary.js';
+import { makeVisible } from './visible.js';
+
+// What a GitHub Actions job shows of a batch: an annotation on each ticket file that did
+// not pass (workflow commands on stdout), and a table for the job's step summary
+// ($GITHUB_STEP_SUMMARY, Markdown).
+
+export interface GithubAnnotationOptions {
+  cwd: string;
+  /** GITHUB_WORKSPACE: annotation paths must be relative to the repository's checkout. */
+  workspace?: string;
+}
+
+/** One `::error` workflow command per ticket that needs a person's attention. */
+export function githubAnnotations(report: BatchReport, options: GithubAnnotationOptions): string[] {
+  const base = options.workspace ?? options.cwd;
+  return report.tickets.filter(needsAnnotation).map((ticket) => {
+    const file = relativePath(base, path.resolve(options.cwd, ticket.ticket.file));
+    const title = `corral: ${ticket.ticket.id} ${ticket.status}`;
+    return `::error file=${escapeProperty(file)},title=${escapeProperty(title)}::${escapeData(annotationMessage(ticket))}`;
+  });
+}
+
+/** Skips for bail or interruption only echo another ticket's trouble; a batch budget running out is news of its own. */
+function needsAnnotation(ticket: TicketReport): boolean {
+  if (ticket.type === 'skipped') return ticket.cause === 'max_usd';
+  return ticket.status !== 'passed';
+}
+
+function annotationMessage(ticket: TicketReport): string {
+  const lines = [visibleKeepingLineBreaks(ticket.reason)];
+  if (ticket.type === 'run') {
+    const failing = ticket.checks.filter((check) => !check.passed).map((check) => makeVisible(check.name));
+    if (failing.length > 0) lines.push(`failing checks: ${failing.join(', ')}`);
+  }
+  return lines.join('\n');
+}
+
+/** Workflow command data: GitHub unescapes these three, so a line break cannot start a command of its own. */
+export function escapeData(value: string): string {
+  return value.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}
+
+/** Workflow command property values: `:` and `,` would otherwise end the value. */
+export function escapeProperty(value: string): string {
+  return escapeData(value).replace(/:/g, '%3A').replace(/,/g, '%2C');
+}
+
+// Line breaks are kept (escaping carries them to the annotation); every other control or
+// invisible character is written out, as in the terminal summary.
+function visibleKeepingLineBreaks(text: string): string {
+  return text
+    .split(/(\r\n|\r|\n)/)
+    .map((part, i) => (i % 2 === 1 ? part : makeVisible(part)))
+    .join('');
+}
+
+/** How much of a reason a table cell shows. */
+export const REASON_LIMIT = 200;
+
+// Statuses in the order the totals line names them; any other (from a newer report) follows.
+const STATUS_ORDER = ['passed', 'failed', 'fence_violated', 'budget_exhausted', 'blocked', 'refused', 'model_error', 'internal_error', 'interrupted', 'skipped'];
+
+/** The Markdown for $GITHUB_STEP_SUMMARY: a totals line and one table row per ticket. */
+export function githubStepSummary(report: BatchReport, options: { cwd: string }): string {
+  const lines = [
+    '### corral',
+    '',
+    totalsLine(report.totals),
+    '',
+    '| Ticket | Status | Steps | Tokens | Cost | Time | Why |',
+    '| --- | --- | ---: | ---: | ---: | ---: | --- |',
+    ...report.tickets.map((ticket) => tableRow(ticket, options.cwd)),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+function totalsLine(totals: JsonTotals): string {
+  const known = STATUS_ORDER.filter((status) => totals.byStatus[status] !== undefined);
+  const others = Object.keys(totals.byStatus)
+    .filter((status) => !STATUS_ORDER.includes(status))
+    .sort();
+  const byStatus = [...known, ...others].map((status) => `${totals.byStatus[status]} ${statusWords(status)}`).join(', ');
+  const tickets = `${totals.tickets} ${totals.tickets === 1 ? 'ticket' : 'tickets'}`;
+  const tokens = `${totalTokens(totals.usage).toLocaleString('en-US')} tokens`;
+  return escapeMarkdown([`${tickets}: ${byStatus}`, tokens, totalCost(totals), formatDuration(totals.durationMs)].join(' · '));
+}
+
+function totalCost(totals: JsonTotals): string {
+  if (totals.costUsd === null) return 'cost unknown';
+  const cost = `$${totals.costUsd.toFixed(4)}`;
+  return totals.costUnknown > 0 ? `${cost} (+${totals.costUnknown} unknown)` : cost;
+}
+
+function statusWords(status: string): string {
+  return status.replace(/_/g, ' ');
+}
+
+function tableRow(ticket: TicketReport, cwd: string): string {
+  const title = ticket.ticket.title ? ` — ${ticket.ticket.title}` : '';
+  const name = `${escapeCell(ticket.ticket.id + title)}<br><sub>${escapeCell(relativePath(cwd, path.resolve(cwd, ticket.ticket.file)))}</sub>`;
+  const status = `${ticket.status === 'passed' ? '✅' : ticket.type === 'skipped' ? '⏭️' : '❌'} ${statusWords(ticket.status)}`;
+  const spent =
+    ticket.type === 'run'
+      ? [String(ticket.steps), totalTokens(ticket.usage).toLocaleString('en-US'), ticket.costUsd === null ? 'unknown' : `$${ticket.costUsd.toFixed(4)}`, formatDuration(ticket.durationMs)]
+      : ['—', '—', '—', '—'];
+  const why = ticket.status === 'passed' ? '' : escapeCell(cut(ticket.reason, REASON_LIMIT));
+  return `| ${[name, status, ...spent, why].join(' | ')} |`;
+}
+
+/** At most `limit` characters (code points), with an ellipsis when cut. */
+function cut(text: string, limit: number): string {
+  const chars = Array.from(text);
+  return chars.length <= limit ? text : `${chars.slice(0, limit).join('').trimEnd()}…`;
+}
+
+/** Text that stays one table cell: a `|` would end it and a line break the whole row. */
+export function escapeCell(text: string): string {
+  return escapeMarkdown(text.trim())
+    .replace(/\|/g, '\\|')
+    .replace(/\r\n|\r|\n/g, '<br>');
+}
+
+// GitHub renders HTML in Markdown; a ticket's own `<` and `&` are shown as written.
+function escapeMarkdown(text: string): string {
+  return visibleKeepingLineBreaks(text).replace(/&/g, '&amp;').replace(/</g, '&lt;');
+}
+
+function relativePath(base: string, file: string): string {
+  return (path.relative(base, file) || '.').split(path.sep).join('/');
+}

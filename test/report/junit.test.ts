@@ -1,0 +1,237 @@
+import { readFile } from 'node:fs/promises';
+import { Chalk } from 'chalk';
+import { describe, expect, it } from 'vitest';
+import { validateXML } from 'xmllint-wasm';
+import type { JsonRunReport } from '../../src/report/json.js';
+import { sampleBatch, sampleCheck, sampleRun, sampleSkipped } from '../support/batch-reports.js';
+import { CHECK_OUTPUT_LIMIT, failureDetails, formatJunit, xmlSafe } from '../../src/report/junit.js';
+import { formatSummary } from '../../src/report/summary.js';
+
+const CWD = '/repo';
+const SCHEMA = readFile(new URL('../../schema/junit.xsd', import.meta.url), 'utf8');
+
+
+const NASTY_OUTPUT = 'FAIL src/a.test.ts\n\x1b[31mexpected 1 < 2 && "x" to be \'y\'\x1b[39m\nbyte: \x00 end\n';
+
+const SAMPLE = sampleBatch([
+  sampleRun({ ticket: { id: 'add-flag', file: '/repo/tickets/add-flag.md', title: 'Add a --dry-run flag' }, branch: 'corral/add-flag' }),
+  sampleRun({
+    ticket: { id: 'fix-parser', file: 'tickets/fix-parser.md' },
+    status: 'failed',
+    exitCode: 1,
+    reason: 'check test still fails after 2 rounds',
+    costUsd: null,
+    checks: [sampleCheck({ name: 'lint' }), sampleCheck({ name: 'test', passed: false, exitCode: 1, output: NASTY_OUTPUT }), sampleCheck({ name: 'e2e', passed: false, exitCode: null, timedOut: true, output: 'hung' })],
+    checkRoundsUsed: 2,
+    denied: [{ step: 3, tool: 'Bash', effect: 'deny', rule: 'baseline.network', reason: 'no network', call: 'Bash curl https://example.com' }],
+  }),
+  sampleRun({
+    ticket: { id: 'touch-env', file: '/repo/tickets/touch-env.md' },
+    status: 'fence_violated',
+    exitCode: 2,
+    reason: 'changed a path outside the fence: .env',
+    changes: [
+      { change: { kind: 'modified', path: 'src/a.ts' }, allowed: true },
+      { change: { kind: 'added', path: '.env' }, allowed: false, reason: 'matches forbid .env*' },
+    ],
+    hostChanges: ['HEAD moved from abc123 to def456'],
+  }),
+  sampleRun({
+    ticket: { id: 'overloaded', file: '/repo/tickets/overloaded.md' },
+    status: 'model_error',
+    exitCode: 6,
+    reason: 'the model API answered 529 overloaded',
+    checks: [],
+    patch: undefined,
+  }),
+  sampleSkipped('later', 'bail', 'skipped: fix-parser failed and --bail is set'),
+]);
+
+async function schemaErrors(xml: string): Promise<string[]> {
+  const result = await validateXML({ xml: [{ fileName: 'report.xml', contents: xml }], schema: [await SCHEMA] });
+  return result.valid ? [] : result.errors.map((error) => error.message);
+}
+
+/** The text of the first `<tag ...>` start tag whose attributes include `marker`. */
+function startTag(xml: string, tag: string, marker = ''): string {
+  const found = xml.match(new RegExp(`<${tag}\\b[^>]*${marker}[^>]*>`));
+  if (!found) throw new Error(`no <${tag}> with ${marker}`);
+  return found[0];
+}
+
+/** What a parser reads from element text written by formatJunit. */
+function unescapeText(text: string): string {
+  const named: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+  return text.replace(/&(#\d+|\w+);/g, (_, ref: string) => (ref.startsWith('#') ? String.fromCodePoint(Number(ref.slice(1))) : named[ref]!));
+}
+
+/** The text of each `<tag>…</tag>` in order. */
+function elementTexts(xml: string, tag: string): string[] {
+  return [...xml.matchAll(new RegExp(`<${tag}\\b[^>]*>([^<]*)</${tag}>`, 'g'))].map((found) => unescapeText(found[1]!));
+}
+
+/** The lines of one testcase, found by the start of its name. */
+function testcase(xml: string, name: string): string {
+  const start = xml.indexOf(`<testcase name="${name}`);
+  expect(start).toBeGreaterThanOrEqual(0);
+  return xml.slice(start, xml.indexOf('</testcase>', start));
+}
+
+describe('formatJunit', () => {
+  const xml = formatJunit(SAMPLE, { cwd: CWD });
+
+  it('writes a document the schema accepts', async () => {
+    expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites ')).toBe(true);
+    expect(await schemaErrors(xml)).toEqual([]);
+  });
+
+  it('counts failures, errors and skips on the suites and the suite', () => {
+    const counts = 'tests="5" failures="2" errors="1" skipped="1" time="61.500"';
+    expect(startTag(xml, 'testsuites')).toBe(`<testsuites name="corral" ${counts}>`);
+    expect(startTag(xml, 'testsuite')).toBe(`<testsuite name="corral" ${counts}>`);
+  });
+
+  it('adds the timestamp only when given, and the schema accepts it', async () => {
+    expect(xml).not.toContain('timestamp=');
+    const stamped = formatJunit(SAMPLE, { cwd: CWD, timestamp: '2025-01-02T03:04:05.678Z' });
+    expect(startTag(stamped, 'testsuite')).toContain('timestamp="2025-01-02T03:04:05.678Z"');
+    expect(await schemaErrors(stamped)).toEqual([]);
+  });
+
+  it('is deterministic', () => {
+    expect(formatJunit(SAMPLE, { cwd: CWD })).toBe(xml);
+  });
+
+  it('names each testcase by ticket, with the file relative to cwd as classname', () => {
+    expect(startTag(xml, 'testcase', 'add-flag')).toBe('<testcase name="add-flag — Add a --dry-run flag" classname="tickets/add-flag.md" time="12.345">');
+    expect(startTag(xml, 'testcase', 'fix-parser')).toContain('classname="tickets/fix-parser.md"');
+    expect(startTag(xml, 'testcase', 'later')).toBe('<testcase name="later" classname="tickets/later.md" time="0.000">');
+  });
+
+  it('gives a passed ticket no failure, and properties for its checks and spending', () => {
+    const passed = testcase(xml, 'add-flag');
+    expect(passed).not.toMatch(/<failure|<error|<skipped/);
+    for (const property of [
+      '<property name="check:test" value="passed"/>',
+      '<property name="corral.status" value="passed"/>',
+      '<property name="corral.exit_code" value="0"/>',
+      '<property name="corral.steps" value="4"/>',
+      '<property name="corral.tokens" value="1500"/>',
+      '<property name="corral.cost_usd" value="0.0123"/>',
+      '<property name="corral.patch" value=".corral/runs/run-add-flag/changes.patch"/>',
+      '<property name="corral.branch" value="corral/add-flag"/>',
+      '<property name="corral.trace" value=".corral/runs/run-add-flag/trace.jsonl"/>',
+    ]) {
+      expect(passed).toContain(property);
+    }
+    expect(passed).toContain('<system-out>✔ PASSED  add-flag — Add a --dry-run flag  (exit 0)\n');
+  });
+
+  it('writes a failed ticket as a failure listing each failing check with its output, escaped', () => {
+    const failed = testcase(xml, 'fix-parser');
+    expect(failed).toContain('<property name="check:lint" value="passed"/>');
+    expect(failed).toContain('<property name="check:test" value="failed (exit 1)"/>');
+    expect(failed).toContain('<property name="check:e2e" value="timed out"/>');
+    expect(failed).not.toContain('corral.cost_usd');
+    expect(failed).toContain('<failure type="failed" message="check test still fails after 2 rounds">check test still fails after 2 rounds\n');
+    expect(failed).toContain('check test: exit 1\n    FAIL src/a.test.ts\n    expected 1 &lt; 2 &amp;&amp; &quot;x&quot; to be &apos;y&apos;\n    byte: \\x00 end\n');
+    expect(failed).toContain('check e2e: timed out\n    hung\n');
+    expect(failed).toContain('denied: Bash curl https://example.com (by baseline.network: no network)');
+    expect(failed).not.toContain('check lint:');
+  });
+
+  it('writes a breached fence as a failure naming the paths and host changes', () => {
+    const fence = testcase(xml, 'touch-env');
+    expect(fence).toContain('<failure type="fence_violated" message="changed a path outside the fence: .env">');
+    expect(fence).toContain('fence: .env (added) matches forbid .env*\n');
+    expect(fence).toContain('host: HEAD moved from abc123 to def456\n');
+    expect(fence).not.toContain('fence: src/a.ts');
+  });
+
+  it('writes a model error as an error, and a skipped ticket as skipped', () => {
+    const modelError = testcase(xml, 'overloaded');
+    expect(modelError).toContain('<error type="model_error" message="the model API answered 529 overloaded">');
+    expect(modelError).not.toContain('corral.patch');
+    const skip = testcase(xml, 'later');
+    expect(skip).toContain('<skipped message="skipped: fix-parser failed and --bail is set"/>');
+    expect(skip).toContain('<property name="corral.status" value="skipped"/>');
+    expect(skip).toContain('<property name="corral.skip_cause" value="bail"/>');
+    expect(skip).not.toContain('<system-out>');
+  });
+
+  it('never writes a character XML 1.0 cannot hold', async () => {
+    const hostile = '\x00\x01\x08\x0b\x0c\x1b[2J\x7f\ufffe\uffff\ud800 lone \udfff tail 😀';
+    const report = sampleBatch([
+      sampleRun({
+        ticket: { id: `id${hostile}`, file: '/repo/tickets/x.md', title: hostile },
+        status: 'failed',
+        exitCode: 1,
+        reason: `reason\r\n${hostile}`,
+        checks: [sampleCheck({ name: `name${hostile}`, passed: false, exitCode: 1, output: hostile })],
+        warnings: [hostile],
+        branch: hostile,
+      }),
+    ]);
+    const out = formatJunit(report, { cwd: CWD });
+    expect(out).not.toMatch(/[^\t\n\r\u{20}-\u{d7ff}\u{e000}-\u{fffd}\u{10000}-\u{10ffff}]/u);
+    expect(out).toContain('😀');
+    expect(out).toContain('message="reason\\r\\n');
+    expect(await schemaErrors(out)).toEqual([]);
+  });
+
+  it('carries the summary and the failure details as written, not reindented', () => {
+    const runs = SAMPLE.tickets.filter((ticket): ticket is JsonRunReport => ticket.type === 'run');
+    expect(elementTexts(xml, 'system-out')).toEqual(runs.map((run) => xmlSafe(formatSummary(run, new Chalk({ level: 0 }), CWD))));
+    const failing = runs.filter((run) => run.status === 'failed' || run.status === 'fence_violated');
+    expect(elementTexts(xml, 'failure')).toEqual(failing.map((run) => xmlSafe(failureDetails(run, CWD))));
+  });
+
+  it('keeps line breaks in attribute values as references', () => {
+    const out = formatJunit(sampleBatch([sampleRun({ ticket: { id: 't', file: 't.md' }, checks: [sampleCheck({ name: 'a\tb\nc' })] })]), { cwd: CWD });
+    expect(out).toContain('<property name="check:a&#9;b&#10;c" value="passed"/>');
+  });
+
+  it('shows only the end of a long check output', () => {
+    const output = `${'early line\n'.repeat(1000)}the last line`;
+    const out = formatJunit(sampleBatch([sampleRun({ ticket: { id: 't', file: 't.md' }, status: 'failed', exitCode: 1, reason: 'r', checks: [sampleCheck({ name: 'test', passed: false, exitCode: 1, output })] })]), { cwd: CWD });
+    const failure = out.slice(out.indexOf('<failure'), out.indexOf('</failure>'));
+    expect(failure).toContain('earlier characters cut)');
+    expect(failure).toContain('the last line');
+    expect(failure.length).toBeLessThan(CHECK_OUTPUT_LIMIT * 1.6);
+  });
+
+  it('writes an empty batch the schema accepts', async () => {
+    const out = formatJunit(sampleBatch([]), { cwd: CWD });
+    expect(startTag(out, 'testsuites')).toContain('tests="0" failures="0" errors="0" skipped="0"');
+    expect(await schemaErrors(out)).toEqual([]);
+  });
+});
+
+describe('xmlSafe', () => {
+  it('writes out what XML cannot hold and leaves the rest', () => {
+    expect(xmlSafe('a\x00b\x1bc\ufffed\ud800e\tf\ng\rh 😀')).toBe('a\\x00b\\x1bc\\u{fffe}d\\u{d800}e\tf\ng\rh 😀');
+  });
+});
+
+describe('schema/junit.xsd', () => {
+  const xml = formatJunit(SAMPLE, { cwd: CWD });
+
+  it('rejects a testcase without a name', async () => {
+    const errors = await schemaErrors(xml.replace('<testcase name="add-flag — Add a --dry-run flag" ', '<testcase '));
+    expect(errors.join('\n')).toMatch(/attribute 'name' is required/);
+  });
+
+  it('rejects an element it does not describe', async () => {
+    const errors = await schemaErrors(xml.replace('<system-out>', '<flaky/><system-out>'));
+    expect(errors.join('\n')).toMatch(/flaky/);
+  });
+
+  it('rejects a negative count and an attribute it does not describe', async () => {
+    expect((await schemaErrors(xml.replace('failures="2"', 'failures="-2"'))).join('\n')).toMatch(/attribute 'failures'.*'-2'/);
+    expect((await schemaErrors(xml.replace('<testcase name="later"', '<testcase flaky="true" name="later"'))).join('\n')).toMatch(/attribute 'flaky' is not allowed/);
+  });
+
+  it('rejects a failure without its type', async () => {
+    expect((await schemaErrors(xml.replace('<failure type="failed" ', '<failure '))).join('\n')).toMatch(/attribute 'type' is required/);
+  });
+});
