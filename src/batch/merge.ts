@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { z } from 'zod';
 import { EXIT, UsageError, type Problem } from '../errors.js';
 import { REPORT_VERSION } from '../report/json.js';
 import { sortTicketReports, totalsOf, type BatchReport, type JsonTotals, type ShardSpec, type TicketReport } from './report.js';
@@ -20,6 +21,40 @@ export interface MergedReport extends BatchReport {
   gaps: string[];
 }
 
+// The fields the merge, the table, JUnit and GitHub outputs read; anything else is kept as is.
+const count = z.number().int().nonnegative();
+const usage = z.looseObject({ inputTokens: count, outputTokens: count, cacheReadTokens: count, cacheWriteTokens: count });
+const ticketRef = z.looseObject({ id: z.string(), file: z.string(), title: z.string().optional() });
+const LINE = z.discriminatedUnion('type', [
+  z.looseObject({
+    type: z.literal('run'),
+    ticket: ticketRef,
+    status: z.enum(['passed', 'failed', 'fence_violated', 'budget_exhausted', 'blocked', 'refused', 'model_error', 'interrupted', 'internal_error']),
+    exitCode: z.number().int(),
+    reason: z.string(),
+    model: z.string(),
+    steps: count,
+    usage,
+    costUsd: z.number().nullable(),
+    durationMs: z.number().nonnegative(),
+    changes: z.array(z.looseObject({ change: z.looseObject({ path: z.string() }), allowed: z.boolean() })),
+    checks: z.array(z.looseObject({ name: z.string(), passed: z.boolean(), exitCode: z.number().int().nullable(), timedOut: z.boolean(), durationMs: z.number(), output: z.string() })),
+    denied: z.array(z.looseObject({ call: z.string(), rule: z.string(), reason: z.string() })),
+    asked: z.array(z.looseObject({ call: z.string(), rule: z.string(), reason: z.string() })),
+    followUps: z.array(z.string()),
+    warnings: z.array(z.string()),
+    trace: z.string(),
+  }),
+  z.looseObject({ type: z.literal('skipped'), ticket: ticketRef, status: z.literal('skipped'), cause: z.enum(['bail', 'max_usd', 'interrupted']), reason: z.string(), exitCode: z.number().int().nullable() }),
+  z.looseObject({
+    type: z.literal('totals'),
+    tickets: count,
+    exitCode: z.number().int(),
+    durationMs: z.number().nonnegative(),
+    shards: z.array(z.object({ index: z.number().int().positive(), count: z.number().int().positive() })),
+  }),
+]);
+
 /** Reads a `corral run --json` output; any line that is not one of its objects is a problem with file and line. */
 export async function readBatchReport(file: string, shown = file): Promise<ReadReport> {
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
@@ -39,17 +74,20 @@ export async function readBatchReport(file: string, shown = file): Promise<ReadR
       problems.push(at('not JSON: a report is the output of `corral run --json` (one JSON object per line)'));
       return;
     }
-    const object = value as { corral?: unknown; type?: unknown; ticket?: { id?: unknown; file?: unknown } };
-    if (typeof object !== 'object' || object === null || object.corral !== REPORT_VERSION) {
+    if (typeof value !== 'object' || value === null || (value as { corral?: unknown }).corral !== REPORT_VERSION) {
       problems.push(at(`not a corral report line (expected "corral": ${REPORT_VERSION})`));
-    } else if (object.type === 'totals') {
+      return;
+    }
+    const parsed = LINE.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      problems.push({ ...at(issue.message), field: issue.path.join('.') });
+    } else if (parsed.data.type === 'totals') {
       if (totals) problems.push(at('a second totals line: is this two reports in one file?'));
-      totals = object as JsonTotals;
-    } else if ((object.type === 'run' || object.type === 'skipped') && typeof object.ticket?.id === 'string' && typeof object.ticket.file === 'string') {
-      if (totals) problems.push(at('a ticket after the totals line'));
-      tickets.push(object as TicketReport);
+      totals = value as JsonTotals;
     } else {
-      problems.push(at(`unknown line type ${JSON.stringify(object.type)} (expected run, skipped or totals)`));
+      if (totals) problems.push(at('a ticket after the totals line'));
+      tickets.push(value as TicketReport);
     }
   });
   if (problems.length > 0) throw new UsageError(`${shown} is not a corral report`, problems);
@@ -72,6 +110,7 @@ export function mergeReports(reports: ReadReport[]): MergedReport {
   const gaps: string[] = [];
   for (const report of reports) {
     if (!report.totals) gaps.push(`${report.file} ends without its totals line: that run did not finish, so its folder may not all have run`);
+    else if (report.totals.tickets !== report.tickets.length) gaps.push(`${report.file} has ${report.tickets.length} ticket line${report.tickets.length === 1 ? '' : 's'} but its totals count ${report.totals.tickets}: lines are missing`);
   }
   const shards = reports.flatMap((report) => report.totals?.shards ?? []);
   gaps.push(...shardGaps(shards));

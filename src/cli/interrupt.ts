@@ -4,7 +4,7 @@ import { cleanUpLeftoversNow } from '../workspace/leftovers.js';
  * Turns the first SIGINT/SIGTERM into an abort the run handles (patch kept, worktree
  * removed, exit 130); a second one exits at once.
  */
-export function interruptOnSignals(): { signal: AbortSignal; dispose(): void } {
+export function interruptOnSignals(say: (line: string) => void = (line) => process.stderr.write(`\n${line}\n`)): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const onSignal = (name: NodeJS.Signals) => {
     if (controller.signal.aborted) {
@@ -12,7 +12,7 @@ export function interruptOnSignals(): { signal: AbortSignal; dispose(): void } {
       cleanUpLeftoversNow();
       process.exit(130);
     }
-    process.stderr.write(`\ncorral: ${name}, stopping (again to quit at once)\n`);
+    say(`corral: ${name}, stopping (again to quit at once)`);
     controller.abort(new Error(name));
   };
   process.on('SIGINT', onSignal);

@@ -36,6 +36,8 @@ export interface BatchOutput {
   skipped(report: JsonSkippedReport): void;
   /** The end: the totals line (JSON) or the table. */
   end(report: BatchReport): void;
+  /** A line for the person (e.g. that a signal arrived), on stderr above the live view. */
+  notice(line: string): void;
   /** Runs a prompt with the terminal to itself. */
   prompting<T>(ask: () => Promise<T>): Promise<T>;
   close(): void;
@@ -70,17 +72,22 @@ export function createBatchOutput(options: BatchOutputOptions): BatchOutput {
     },
     finished(result, report) {
       view?.finished(result.ticket.id);
-      if (options.json) stdout.write(`${JSON.stringify(report)}\n`);
+      if (options.json) toStdout(`${JSON.stringify(report)}\n`);
       else toStdout(`${redact(formatSummary(result, options.out, options.cwd))}\n`);
     },
     skipped(report) {
-      if (options.json) stdout.write(`${JSON.stringify(report)}\n`);
+      if (options.json) toStdout(`${JSON.stringify(report)}\n`);
       else toStdout(`${options.out.yellow.bold('⊘ SKIPPED')}  ${options.out.bold(visible(report.ticket.id))}  ${options.out.dim(visible(report.reason))}\n`);
     },
     end(report) {
       view?.close();
       if (options.json) stdout.write(`${JSON.stringify(report.totals)}\n`);
       else if (options.batch) stdout.write(`${formatBatchTable(report, options.out)}`);
+    },
+    notice(line) {
+      // After a ^C echoed at a terminal, start on a line of its own.
+      if (!view && stderr.isTTY) stderr.write('\n');
+      toStderr(line);
     },
     prompting(ask) {
       return view ? view.hiddenWhile(ask) : ask();

@@ -62,7 +62,7 @@ export function formatJunit(report: BatchReport, options: JunitOptions): string 
 
 function countOutcomes(tickets: TicketReport[]): Record<Outcome | 'skipped', number> {
   const counts = { passed: 0, failure: 0, error: 0, skipped: 0 };
-  for (const ticket of tickets) counts[ticket.type === 'skipped' ? 'skipped' : OUTCOME[ticket.status]]++;
+  for (const ticket of tickets) counts[ticket.type === 'skipped' ? (ticket.exitCode === null ? 'skipped' : 'failure') : OUTCOME[ticket.status]]++;
   return counts;
 }
 
@@ -97,6 +97,8 @@ function skippedChildren(skip: JsonSkippedReport): string[] {
     ['corral.skip_cause', skip.cause],
   ];
   if (skip.exitCode !== null) properties.push(['corral.exit_code', String(skip.exitCode)]);
+  // A skip that fails the batch (the batch's money ran out) must look failed where CI shows it.
+  if (skip.exitCode !== null) return [formatProperties(properties), `<failure${attributes({ type: `skipped_${skip.cause}`, message: makeVisible(skip.reason) })}/>`];
   return [formatProperties(properties), `<skipped${attributes({ message: makeVisible(skip.reason) })}/>`];
 }
 

@@ -32,6 +32,8 @@ export class LiveView {
   private readonly running = new Map<string, Running>();
   private drawn = 0;
   private suspended = 0;
+  /** What was printed while a prompt had the terminal: shown when it gives it back. */
+  private held: { text: string; stream: NodeJS.WritableStream }[] = [];
   private readonly ticker: NodeJS.Timeout | undefined;
   private readonly now: () => number;
 
@@ -68,8 +70,14 @@ export class LiveView {
 
   /** Writes `text` (whole lines) above the running lines, to this view's stream or another on the same terminal. */
   printAbove(text: string, stream: NodeJS.WritableStream = this.options.out): void {
+    const whole = text.endsWith('\n') ? text : `${text}\n`;
+    // Never into the middle of a question the person is answering.
+    if (this.suspended > 0) {
+      this.held.push({ text: whole, stream });
+      return;
+    }
     this.erase();
-    stream.write(text.endsWith('\n') ? text : `${text}\n`);
+    stream.write(whole);
     this.draw();
   }
 
@@ -81,6 +89,7 @@ export class LiveView {
       return await during();
     } finally {
       this.suspended--;
+      if (this.suspended === 0) for (const { text, stream } of this.held.splice(0)) stream.write(text);
       this.draw();
     }
   }
@@ -89,6 +98,7 @@ export class LiveView {
     if (this.ticker) clearInterval(this.ticker);
     this.erase();
     this.running.clear();
+    for (const { text, stream } of this.held.splice(0)) stream.write(text);
   }
 
   /** The running lines as they would be drawn now (for tests and the redraw). */

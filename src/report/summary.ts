@@ -96,6 +96,6 @@ export function formatSummary(result: RunResult, c: ChalkInstance, cwd: string):
   if (result.patch) lines.push(`  ${c.dim('patch')}    ${rel(result.patch)}`);
   if (result.branch) lines.push(`  ${c.dim('branch')}   ${result.branch}`);
   if (result.worktree) lines.push(`  ${c.dim('worktree')} ${result.worktree} (kept)`);
-  lines.push(`  ${c.dim('trace')}    ${rel(result.trace)}`);
+  if (result.trace) lines.push(`  ${c.dim('trace')}    ${rel(result.trace)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -137,3 +137,34 @@ export function extractFollowUps(finalText: string): string[] {
     .map((line) => line.slice('QUEUE:'.length).trim())
     .filter((line) => line.length > 0);
 }
+
+/**
+ * The result of a ticket whose run threw instead of returning one (a bug, or the machine
+ * failing under it): reported like any other ticket, so a batch still ends with its table,
+ * totals and JUnit file.
+ */
+export function internalErrorResult(ticket: { id: string; file: string; title?: string }, model: string, error: unknown, durationMs: number): RunResult {
+  return {
+    runId: '',
+    ticket: { id: ticket.id, file: ticket.file, ...(ticket.title ? { title: ticket.title } : {}) },
+    status: 'internal_error',
+    exitCode: EXIT.internal,
+    reason: `internal error: ${error instanceof Error ? error.message : String(error)}`,
+    model,
+    steps: 0,
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    costUsd: null,
+    durationMs,
+    changes: [],
+    checks: [],
+    checkRoundsUsed: 0,
+    toolCalls: 0,
+    denied: [],
+    asked: [],
+    followUps: [],
+    finalText: '',
+    runDir: '',
+    trace: '',
+    warnings: [],
+  };
+}

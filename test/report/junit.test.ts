@@ -91,6 +91,14 @@ describe('formatJunit', () => {
     expect(startTag(xml, 'testsuite')).toBe(`<testsuite name="corral" ${counts}>`);
   });
 
+  it('shows a ticket skipped because the batch ran out of money as a failure, not a skip', async () => {
+    const out = formatJunit(sampleBatch([sampleSkipped('dear', 'max_usd', '--max-usd $1.00: $0.20 left'), sampleSkipped('later', 'bail', 'a failed')]), { cwd: CWD });
+    expect(startTag(out, 'testsuites')).toContain('tests="2" failures="1" errors="0" skipped="1"');
+    expect(testcase(out, 'dear')).toContain('<failure type="skipped_max_usd" message="--max-usd $1.00: $0.20 left"/>');
+    expect(testcase(out, 'later')).toContain('<skipped message="a failed"/>');
+    expect(await schemaErrors(out)).toEqual([]);
+  });
+
   it('adds the timestamp only when given, and the schema accepts it', async () => {
     expect(xml).not.toContain('timestamp=');
     const stamped = formatJunit(SAMPLE, { cwd: CWD, timestamp: '2025-01-02T03:04:05.678Z' });

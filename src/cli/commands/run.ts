@@ -6,6 +6,8 @@ import { toJsonReport } from '../../report/json.js';
 import { createRedactor, secretValues } from '../../report/redact.js';
 import { chooseChalk } from '../../report/style.js';
 import { runTicket } from '../../run/run-ticket.js';
+import { internalErrorResult } from '../../run/result.js';
+import { modelOf } from '../../run/preflight.js';
 import { isReplayModel, replayModelId, replayScriptPath } from '../../agent/model-id.js';
 import { createTerminalPrompt, type TerminalPrompt } from '../../guard/approval/terminal-prompt.js';
 import { scheduleBatch } from '../../batch/schedule.js';
@@ -51,7 +53,7 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
     cwd,
     redact,
   });
-  const interrupt = io.interrupt ? { signal: io.interrupt, dispose() {} } : interruptOnSignals();
+  const interrupt = io.interrupt ? { signal: io.interrupt, dispose() {} } : interruptOnSignals((line) => output.notice(line));
   // One terminal for every run of this command; nobody to ask means every ask is refused.
   const prompt = isAttended(options, io) ? promptAboveLiveView(createTerminalPrompt(io.stdin, io.stderr), output.prompting) : undefined;
   const reports: TicketReport[] = [];
@@ -66,6 +68,7 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
         signal: interrupt.signal,
         run: async ({ run: { ticket, settings } }) => {
           output.started(ticket.id);
+          const startedAt = Date.now();
           const result = await runTicket(ticket, {
             keep: Boolean(options.keep),
             ...(model ? { model } : {}),
@@ -76,7 +79,7 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
             env: io.env,
             cwd,
             onEvent: (event) => output.event(ticket.id, event),
-          });
+          }).catch((error: unknown) => internalErrorResult(ticket, model ?? modelOf(ticket), error, Date.now() - startedAt));
           const report = toJsonReport(result, redact);
           reports.push(report);
           output.finished(result, report);
