@@ -38,6 +38,23 @@ export async function loadReplayScript(file: string, shownAs = file): Promise<Re
   return { source: 'script', turns: (await parseScript(text, shownAs)).turns.map(scriptTurn) };
 }
 
+/** How a replay file is loaded; `memoizeReplayLoads` makes one that loads each file once. */
+export type ReplayLoader = (file: string, shownAs?: string) => Promise<ReplayScript>;
+
+/**
+ * A loader that reads and checks each file once and hands the same script to every later
+ * caller: one run validates its script in preflight and then plays it, and a long script
+ * costs real time to parse. Per run, so an edited script is read afresh by the next run.
+ */
+export function memoizeReplayLoads(load: ReplayLoader = loadReplayScript): ReplayLoader {
+  const loaded = new Map<string, Promise<ReplayScript>>();
+  return (file, shownAs) => {
+    let script = loaded.get(file);
+    if (script === undefined) loaded.set(file, (script = load(file, shownAs)));
+    return script;
+  };
+}
+
 /** A script turn as blocks: its text, then its tools with ids stable per turn. */
 function scriptTurn(turn: z.infer<typeof ReplayTurn>, index: number): ReplayTurn {
   const content: TurnBlock[] = [];
