@@ -1,31 +1,37 @@
 // `npm run bench`: corral's speed figures, printed as a table and kept in bench/results.json.
 // Not part of `npm test`: timings belong here, never in tests that must not flake.
+//
+//   node bench/run.mjs [--quick] [--only=cold,steps,worktree,guard,sandbox,batch]
+//
+// Each section runs whole processes (bin/corral.js on the built dist/) beside a baseline
+// measured in the same rounds, and reports medians with their spread. docs/performance.md
+// says how each figure is measured and what the targets are.
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchGuard } from './guard.mjs';
-import { benchSandbox } from './sandbox.mjs';
+import { canMeasureMemory } from './lib.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results.json');
+const SECTIONS = ['cold', 'steps', 'worktree', 'guard', 'sandbox', 'batch'];
 
-const guard = await benchGuard();
-const sandbox = await benchSandbox();
-const rows = [
-  ['guard decisions per second', `${guard.decisionsPerSecond}`, `${guard.decisions} decisions over ${guard.cases} corpus cases`],
-  ['guard decision latency, median', `${guard.medianMs} ms`, ''],
-  ['guard decision latency, p99', `${guard.p99Ms} ms`, `max ${guard.maxMs.toFixed(3)} ms`],
-  ['shell parser load (fresh process)', `${guard.parserLoadMs.median.toFixed(1)} ms`, `min ${guard.parserLoadMs.min.toFixed(1)}, max ${guard.parserLoadMs.max.toFixed(1)}`],
-  ...(sandbox.measured
-    ? [
-        ['command without sandbox, median', `${sandbox.noneMedianMs.toFixed(1)} ms`, `\`true\` through the process runner, ${sandbox.commands} times`],
-        ['command in bubblewrap, median', `${sandbox.bwrapMedianMs.toFixed(1)} ms`, `the same commands, alternating`],
-        ['sandbox overhead per command, median', `${sandbox.overheadMedianMs.toFixed(1)} ms`, `p90 ${sandbox.overheadP90Ms.toFixed(1)} ms`],
-      ]
-    : [['sandbox overhead per command', 'n/a', `not measured: ${sandbox.reason}`]]),
-];
-const width = Math.max(...rows.map((row) => row[0].length));
-for (const [name, value, note] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(10)}  ${note}`);
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',') ?? SECTIONS;
+const unknown = only.filter((name) => !SECTIONS.includes(name));
+if (unknown.length > 0) {
+  console.error(`bench: unknown section ${unknown.join(', ')}; sections: ${SECTIONS.join(', ')}`);
+  process.exit(64);
+}
+
+/** The targets of docs/performance.md, each checked against this run's figures. */
+const TARGETS = {
+  overheadPerStepMs: { max: 5, what: 'per-step overhead (200 Bash steps)' },
+  firstModelCallRatio: { max: 2, what: 'cold start to first model call / node -e 0' },
+  peakRssMb: { max: 100, what: 'peak memory, 200 steps of `true`' },
+  megabytePeakRssMb: { max: 100, what: 'peak memory, 200 steps of 1 MB output' },
+  worktreeRatio: { max: 1.3, what: 'no-op ticket / git worktree add + remove (20,000 files)' },
+};
 
 let results = {};
 try {
@@ -33,8 +39,139 @@ try {
 } catch {
   // First run: start a new file.
 }
-results.machine = { node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', platform: `${os.platform()} ${os.release()}` };
-results.guard = { measuredAt: new Date().toISOString(), ...guard };
-results.sandbox = { measuredAt: new Date().toISOString(), ...sandbox };
+results.machine = machine();
+results.command = `node bench/run.mjs ${args.join(' ')}`.trim();
+const rows = [];
+const ms = (s) => `${s.median.toFixed(1)} ms`;
+const spread = (s) => `min ${s.min.toFixed(1)}, max ${s.max.toFixed(1)}, n ${s.n}`;
+const mb = (v) => (v === null || v === undefined ? 'n/a' : `${v.toFixed(1)} MB`);
+const stamp = (figures) => ({ measuredAt: new Date().toISOString(), quick, ...figures });
+
+async function section(name, title, run) {
+  if (!only.includes(name)) return;
+  process.stderr.write(`bench: ${title}…\n`);
+  const started = performance.now();
+  const figures = await run();
+  process.stderr.write(`bench: ${title} took ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  return figures;
+}
+
+const cold = await section('cold', 'cold start', async () => (await import('./cold-start.mjs')).benchColdStart(quick ? { rounds: 5 } : {}));
+if (cold) {
+  results.cold = stamp(cold);
+  rows.push(
+    ['node -e 0 (baseline)', ms(cold.nodeMs), spread(cold.nodeMs)],
+    ['corral --version', ms(cold.versionMs), `${cold.versionRatio}× node; ${spread(cold.versionMs)}`],
+    ['corral run: start to first model call', ms(cold.firstModelCallMs), `${cold.firstModelCallRatio}× node (target ≤ 2×); ${spread(cold.firstModelCallMs)}`],
+    ['corral run: no-op ticket, whole process', ms(cold.noOpRunMs), spread(cold.noOpRunMs)],
+  );
+}
+
+const steps = await section('steps', 'per-step overhead and memory', async () => (await import('./steps.mjs')).benchSteps({ quick }));
+if (steps) {
+  results.steps = stamp(steps);
+  for (const s of steps.scale) {
+    rows.push(
+      [`${s.steps} × Bash true: corral run`, ms(s.runMs), spread(s.runMs)],
+      [`${s.steps} × bash -c true from node (baseline)`, ms(s.baselineMs), spread(s.baselineMs)],
+      [`${s.steps} steps: overhead per step`, `${s.overheadPerStepMs.toFixed(2)} ms`, s.steps === 200 ? 'target ≤ 5 ms' : ''],
+      [`${s.steps} steps: peak memory`, mb(s.peakRssMb?.median), `baseline ${mb(s.baselinePeakRssMb?.median)}${s.steps === 200 ? '; target ≤ 100 MB' : ''}`],
+    );
+  }
+  for (const s of steps.megabyte) {
+    rows.push([`${s.steps} × 1 MB output: peak memory`, mb(s.peakRssMb?.median), `run ${ms(s.runMs)}${s.steps === 200 ? '; target ≤ 100 MB' : ''}`]);
+  }
+  rows.push(
+    ['overhead slope, 50 → 1,000 steps', `${steps.slope.overheadMsPerStep.toFixed(2)} ms`, `per extra step; fixed part ${steps.slope.fixedOverheadMs} ms`],
+    ['memory slope, 50 → 1,000 steps', `${steps.slope.peakRssKbPerStep} KB`, `per extra step${steps.slope.megabytePeakRssKbPerStep === undefined ? '' : `; with 1 MB output ${steps.slope.megabytePeakRssKbPerStep} KB`}`],
+  );
+}
+
+const worktree = await section('worktree', 'worktree cost', async () => (await import('./worktree.mjs')).benchWorktree(quick ? { rounds: 2 } : {}));
+if (worktree) {
+  results.worktree = stamp(worktree);
+  rows.push(
+    [`git worktree add + remove, ${worktree.files} files`, ms(worktree.bareMs), `add ${ms(worktree.bareAddMs)}, remove ${ms(worktree.bareRemoveMs)}; ${spread(worktree.bareMs)}`],
+    ['corral run: no-op ticket on it', ms(worktree.runMs), `${worktree.ratio}× the bare git (target ≤ 1.3×); ${spread(worktree.runMs)}`],
+  );
+}
+
+const guard = await section('guard', 'guard', async () => (await import('./guard.mjs')).benchGuard());
+if (guard) {
+  results.guard = stamp(guard);
+  rows.push(
+    ['guard decisions per second', `${guard.decisionsPerSecond}`, `${guard.decisions} decisions over ${guard.cases} corpus cases`],
+    ['guard decision latency, median', `${guard.medianMs} ms`, ''],
+    ['guard decision latency, p99', `${guard.p99Ms} ms`, `max ${guard.maxMs.toFixed(3)} ms`],
+    ['shell parser load (fresh process)', `${guard.parserLoadMs.median.toFixed(1)} ms`, `min ${guard.parserLoadMs.min.toFixed(1)}, max ${guard.parserLoadMs.max.toFixed(1)}`],
+  );
+}
+
+const sandbox = await section('sandbox', 'sandbox', async () => (await import('./sandbox.mjs')).benchSandbox());
+if (sandbox) {
+  results.sandbox = stamp(sandbox);
+  rows.push(
+    ...(sandbox.measured
+      ? [
+          ['command without sandbox, median', `${sandbox.noneMedianMs.toFixed(1)} ms`, `\`true\` through the process runner, ${sandbox.commands} times`],
+          ['command in bubblewrap, median', `${sandbox.bwrapMedianMs.toFixed(1)} ms`, `the same commands, alternating`],
+          ['sandbox overhead per command, median', `${sandbox.overheadMedianMs.toFixed(1)} ms`, `p90 ${sandbox.overheadP90Ms.toFixed(1)} ms`],
+        ]
+      : [['sandbox overhead per command', 'n/a', `not measured: ${sandbox.reason}`]]),
+  );
+}
+
+// Batch throughput: bench/batch.mjs exports `benchBatch()` returning `{ rows, ...figures }`,
+// where rows are [name, value, note] lines for this table. Skipped until that file exists.
+const batch = await section('batch', 'batch throughput', async () => {
+  try {
+    return await (await import('./batch.mjs')).benchBatch({ quick });
+  } catch (error) {
+    if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('batch.mjs')) return { skipped: 'bench/batch.mjs is not there yet' };
+    throw error;
+  }
+});
+if (batch) {
+  const { rows: batchRows = [], ...figures } = batch;
+  results.batch = stamp(figures);
+  rows.push(...(batch.skipped ? [['batch throughput', 'n/a', batch.skipped]] : batchRows));
+}
+
+const width = Math.max(...rows.map((row) => row[0].length));
+console.log(`\ncorral bench on ${results.machine.cpu} (${results.machine.cpus} CPUs), Node ${results.machine.node}${quick ? ', quick' : ''}\n`);
+for (const [name, value, note] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(10)}  ${note}`);
+
+const figures = {
+  overheadPerStepMs: results.steps?.overheadPerStepMs,
+  firstModelCallRatio: results.cold?.firstModelCallRatio,
+  peakRssMb: results.steps?.peakRssMb,
+  megabytePeakRssMb: results.steps?.megabytePeakRssMb,
+  worktreeRatio: results.worktree?.ratio,
+};
+results.targets = Object.fromEntries(
+  Object.entries(TARGETS).map(([key, target]) => {
+    const value = figures[key];
+    return [key, { ...target, value: value ?? null, met: value === undefined || value === null ? null : value <= target.max }];
+  }),
+);
+console.log('\ntargets');
+for (const target of Object.values(results.targets)) {
+  const verdict = target.met === null ? 'not measured' : target.met ? 'met' : 'MISSED';
+  console.log(`  ${target.what.padEnd(width - 2)}  ${String(target.value ?? '-').padStart(10)}  ≤ ${target.max}: ${verdict}`);
+}
+if (!canMeasureMemory) console.log('\n(peak memory needs GNU time at /usr/bin/time; install the `time` package)');
+
 writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
 console.log(`\nwritten to ${path.relative(process.cwd(), RESULTS)}`);
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    node: process.version,
+    cpus: cpus.length,
+    cpu: cpus[0]?.model ?? 'unknown',
+    memoryGb: Number((os.totalmem() / 1024 ** 3).toFixed(1)),
+    platform: `${os.platform()} ${os.release()}`,
+    loadAverage: os.loadavg().map((v) => Number(v.toFixed(2))),
+  };
+}

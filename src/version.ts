@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { corralPackage } from './package-root.js';
 
-/** This corral's version, from its package.json (dist/ and src/ both sit one level below it). */
-export const CORRAL_VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+/** This corral's version, from its package.json. */
+export const CORRAL_VERSION = corralPackage().version;

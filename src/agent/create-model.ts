@@ -3,7 +3,7 @@ import { UsageError } from '../errors.js';
 import { hasApiKey } from './api-key.js';
 import type { Model } from './model.js';
 import { isReplayModel, replayScriptPath } from './model-id.js';
-import { createReplayModel, loadReplayScript } from './replay-model.js';
+import { createReplayModel, loadReplayScript, type ReplayLoader } from './replay-model.js';
 
 export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
@@ -21,10 +21,16 @@ export function missingKeyError(id: string, env: NodeJS.ProcessEnv): UsageError 
  * Builds the model a run talks to. Everything that can be wrong with it (a broken
  * replay script, no API key) is found here, before a worktree exists.
  */
-export async function prepareModel(id: string, env: NodeJS.ProcessEnv, shownFrom: string, api: { timeoutMs?: number; maxRetries?: number } = {}): Promise<Model> {
+export async function prepareModel(
+  id: string,
+  env: NodeJS.ProcessEnv,
+  shownFrom: string,
+  api: { timeoutMs?: number; maxRetries?: number } = {},
+  loadScript: ReplayLoader = loadReplayScript,
+): Promise<Model> {
   if (isReplayModel(id)) {
     const file = replayScriptPath(id);
-    return createReplayModel(id, await loadReplayScript(file, path.relative(shownFrom, file) || file));
+    return createReplayModel(id, await loadScript(file, path.relative(shownFrom, file) || file));
   }
   const noKey = missingKeyError(id, env);
   if (noKey) throw noKey;

@@ -1,6 +1,7 @@
 import type { EmitEvent } from '../report/events.js';
 import type { ToolOutput } from '../tools/types.js';
 import type { BudgetExceeded, BudgetMeter } from './budget.js';
+import { createJsonSizer } from './json-size.js';
 import { ModelApiError, type MessageParam, type Model, type ModelTurn, type TokenUsage, type ToolSpec } from './model.js';
 
 export interface ToolUse {
@@ -70,6 +71,8 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
   let finalText = '';
   let failedRounds = 0;
   let stopHookActive = false;
+  // The size of the conversation sent, for the trace, without serialising it every turn.
+  const conversationBytes = createJsonSizer();
 
   const stopped = (): LoopOutcome | null => {
     if (options.interrupt.aborted) return { kind: 'interrupted', finalText };
@@ -84,7 +87,7 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
     if (exceeded) return { kind: 'budget_exhausted', exceeded, finalText };
 
     const step = meter.steps + 1;
-    emit({ type: 'model_request', step, messages: messages.length, bytes: JSON.stringify(messages).length });
+    emit({ type: 'model_request', step, messages: messages.length, bytes: conversationBytes(messages) });
     const started = Date.now();
     let turn: ModelTurn;
     try {

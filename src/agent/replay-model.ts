@@ -3,6 +3,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { UsageError, type Problem } from '../errors.js';
 import type { Model, ModelRequest, ModelTurn, TurnBlock } from './model.js';
+import { createJsonSizer } from './json-size.js';
 import { looksLikeTrace, turnsFromTrace, type ReplayTurn } from './trace-replay.js';
 
 const ReplayTurn = z.strictObject({
@@ -35,6 +36,23 @@ export async function loadReplayScript(file: string, shownAs = file): Promise<Re
   }
   if (looksLikeTrace(file, text)) return { source: 'trace', turns: turnsFromTrace(text, shownAs) };
   return { source: 'script', turns: (await parseScript(text, shownAs)).turns.map(scriptTurn) };
+}
+
+/** How a replay file is loaded; `memoizeReplayLoads` makes one that loads each file once. */
+export type ReplayLoader = (file: string, shownAs?: string) => Promise<ReplayScript>;
+
+/**
+ * A loader that reads and checks each file once and hands the same script to every later
+ * caller: one run validates its script in preflight and then plays it, and a long script
+ * costs real time to parse. Per run, so an edited script is read afresh by the next run.
+ */
+export function memoizeReplayLoads(load: ReplayLoader = loadReplayScript): ReplayLoader {
+  const loaded = new Map<string, Promise<ReplayScript>>();
+  return (file, shownAs) => {
+    let script = loaded.get(file);
+    if (script === undefined) loaded.set(file, (script = load(file, shownAs)));
+    return script;
+  };
 }
 
 /** A script turn as blocks: its text, then its tools with ids stable per turn. */
@@ -77,6 +95,9 @@ async function parseScript(text: string, shownAs: string): Promise<z.infer<typeo
 export function createReplayModel(id: string, script: ReplayScript): Model {
   // Per model, so per run: two runs replaying the same trace share nothing.
   let calls = 0;
+  // The request grows by a turn each call; its size is kept up to date, not recomputed.
+  const messagesBytes = createJsonSizer();
+  const fixedBytes = new WeakMap<object, number>();
   return {
     id,
     async complete(request: ModelRequest): Promise<ModelTurn> {
@@ -84,7 +105,10 @@ export function createReplayModel(id: string, script: ReplayScript): Model {
       const index = script.source === 'trace' ? calls++ : request.messages.filter((m) => m.role === 'assistant').length;
       const turn = script.turns[index];
       const content: TurnBlock[] = turn === undefined ? [{ type: 'text', text: `(the replay ${script.source} has no more turns)` }] : turn.content.map((b) => ({ ...b }));
-      const requestBytes = JSON.stringify({ s: request.system, m: request.messages, t: request.tools }).length;
+      // As JSON.stringify({ s: system, m: messages, t: tools }).length, with the messages sized once each.
+      let toolsBytes = fixedBytes.get(request.tools);
+      if (toolsBytes === undefined) fixedBytes.set(request.tools, (toolsBytes = JSON.stringify(request.tools).length));
+      const requestBytes = '{"s":,"m":,"t":}'.length + JSON.stringify(request.system).length + messagesBytes(request.messages) + toolsBytes;
       return {
         content,
         stopReason: turn?.stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'),

@@ -1,11 +1,9 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { UsageError } from '../errors.js';
+import { corralPackage } from '../package-root.js';
 import { PROJECT_CONFIG_NAME } from './load.js';
 
-/** corral's published schemas, wherever this copy of corral is installed. */
-const SCHEMA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../schema');
 export const EXAMPLE_TICKET = path.join('tickets', 'example.yaml');
 
 /** The commented project config `corral init` writes. */
@@ -92,9 +90,14 @@ export async function initProject(repo: string): Promise<string[]> {
       throw new UsageError(`${path.relative(repo, file)} already exists; corral init never overwrites a file (nothing was written)`);
     }
   }
-  const schemaFrom = (dir: string, name: string): string => path.relative(dir, path.join(SCHEMA_DIR, name));
+  const schemaFrom = (dir: string, name: string): string => path.relative(dir, path.join(schemaDir(), name));
   await writeFile(configFile, projectConfigTemplate(schemaFrom(repo, 'config.schema.json')), { flag: 'wx' });
   await mkdir(path.dirname(ticketFile), { recursive: true });
   await writeFile(ticketFile, exampleTicketTemplate(schemaFrom(path.dirname(ticketFile), 'ticket.schema.json')), { flag: 'wx' });
   return [configFile, ticketFile];
+}
+
+/** corral's published schemas, wherever this copy of corral is installed. */
+function schemaDir(): string {
+  return path.join(corralPackage().dir, 'schema');
 }

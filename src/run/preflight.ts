@@ -2,7 +2,7 @@ import path from 'node:path';
 import { DEFAULT_MODEL, missingKeyError } from '../agent/create-model.js';
 import { isReplayModel, replayScriptPath } from '../agent/model-id.js';
 import { priceOf, type PriceTable } from '../agent/prices.js';
-import { loadReplayScript } from '../agent/replay-model.js';
+import { loadReplayScript, type ReplayLoader } from '../agent/replay-model.js';
 import { UsageError, type Problem } from '../errors.js';
 import { probeBubblewrap } from '../guard/sandbox/probe.js';
 import type { Ticket } from '../ticket/types.js';
@@ -14,6 +14,8 @@ export interface PreflightOptions {
   requireKey: boolean;
   /** Prices from config, beside the ones corral knows. */
   prices?: PriceTable;
+  /** How a replay script is loaded; default: read and checked afresh. */
+  loadReplayScript?: ReplayLoader;
 }
 
 export function modelOf(ticket: Ticket): string {
@@ -45,7 +47,7 @@ export async function preflightTicket(ticket: Ticket, options: PreflightOptions)
   if (isReplayModel(modelId)) {
     const script = replayScriptPath(modelId);
     try {
-      await loadReplayScript(script, path.relative(options.cwd, script) || script);
+      await (options.loadReplayScript ?? loadReplayScript)(script, path.relative(options.cwd, script) || script);
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
       problems.push(...(error.problems.length > 0 ? error.problems : [at('model', error.message)]));

@@ -8,6 +8,7 @@ import { BudgetMeter } from '../agent/budget.js';
 import { prepareModel } from '../agent/create-model.js';
 import { runAgentLoop, type LoopOutcome } from '../agent/loop.js';
 import { isReplayModel } from '../agent/model-id.js';
+import { memoizeReplayLoads } from '../agent/replay-model.js';
 import { costUsd } from '../agent/prices.js';
 import { buildSystemPrompt, buildTaskMessage } from '../agent/system-prompt.js';
 import { UsageError } from '../errors.js';
@@ -86,9 +87,11 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   const ticket = applied.ticket;
   const modelId = modelOf(ticket);
   const prices = priceTable(settings);
-  const problems = [...applied.problems, ...(await preflightTicket(ticket, { env: options.env, cwd: options.cwd, requireKey: true, prices }))];
+  // The replay script is checked by the preflight and then played: read and parsed once.
+  const loadScript = memoizeReplayLoads();
+  const problems = [...applied.problems, ...(await preflightTicket(ticket, { env: options.env, cwd: options.cwd, requireKey: true, prices, loadReplayScript: loadScript }))];
   if (problems.length > 0) throw new UsageError(`${shownFile}: cannot run`, problems);
-  const model = await prepareModel(modelId, options.env, options.cwd, settings.modelApi);
+  const model = await prepareModel(modelId, options.env, options.cwd, settings.modelApi, loadScript);
   const baseCommit = await resolveCommit(ticket.repo, ticket.base);
   if (!baseCommit) throw new UsageError(`${shownFile}: base ${ticket.base} does not resolve to a commit in ${ticket.repo}`);
 

@@ -1,4 +1,3 @@
-import { glob } from 'tinyglobby';
 import { z } from 'zod';
 import { toolError } from './file-errors.js';
 import { sortNewestFirst } from './newest-first.js';
@@ -43,6 +42,8 @@ async function executeGlob(input: GlobInput, ctx: ToolContext): Promise<ToolOutp
   if (searchRoot.kind === 'error') return searchRoot.output;
   if (searchRoot.kind === 'file') return toolError(`${shownRoot} is a file; path must be a directory to search in.`);
 
+  // Loaded with the first search: a run that never searches never pays for it.
+  const { glob } = await import('tinyglobby');
   const found = await glob(input.pattern, {
     cwd: root,
     absolute: true,

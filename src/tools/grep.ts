@@ -1,7 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { glob as walk } from 'tinyglobby';
 import { z } from 'zod';
 import { isSecret } from '../guard/paths/protected.js';
 import { looksBinary } from './binary-file.js';
@@ -83,7 +82,9 @@ async function executeGrep(input: GrepInput, ctx: ToolContext): Promise<ToolOutp
 }
 
 async function listFiles(root: string, signal: AbortSignal): Promise<string[]> {
-  const files = await walk('**/*', {
+  // Loaded with the first search: a run that never searches never pays for it.
+  const { glob } = await import('tinyglobby');
+  const files = await glob('**/*', {
     cwd: root,
     absolute: true,
     dot: true,

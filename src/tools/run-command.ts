@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
-import { execa } from 'execa';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { trackLeftover } from '../workspace/leftovers.js';
 import { CappedOutput } from './output-cap.js';
 
@@ -72,21 +72,30 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   // Sandboxed, the process we start is bwrap; it leads the process group below, and its
   // PID namespace ends with the command, so the kills here reach everything inside too.
   const [file, ...args] = options.sandbox ? options.sandbox.wrap(bash, options.cwd) : bash;
-  const subprocess = execa(file!, args, {
-    cwd: options.cwd,
-    env: options.env,
-    extendEnv: false,
-    // A command that reads stdin gets EOF at once (or after the input) instead of
-    // hanging the run. execa ignores EPIPE when the command exits without reading it.
-    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
-    stdout: 'pipe',
-    stderr: 'pipe',
-    // The child leads its own process group, so one kill reaches everything it started.
-    detached: true,
-    // We read the streams ourselves into a capped buffer; execa must not hold them.
-    buffer: false,
-    reject: false,
-  });
+  let subprocess: ChildProcess;
+  try {
+    subprocess = spawn(file!, args, {
+      cwd: options.cwd,
+      // The whole environment, as given: nothing is inherited from corral.
+      env: options.env,
+      // A command that reads stdin gets EOF at once (or after the input) instead of
+      // hanging the run.
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      // The child leads its own process group, so one kill reaches everything it started.
+      detached: true,
+    });
+  } catch (error) {
+    // Arguments Node refuses before any process exists (a NUL byte in the command).
+    const message = `failed to start: ${error instanceof Error ? error.message : String(error)}`;
+    const result: CommandResult = { exitCode: null, signal: null, timedOut: false, aborted: false, output: message, totalBytes: 0, durationMs: Math.round(performance.now() - started) };
+    return apart ? { ...result, stdout: '', stderr: message } : result;
+  }
+  if (options.input !== undefined && subprocess.stdin) {
+    // A command that exits without reading its input closes the pipe under us (EPIPE):
+    // that is the command's business, not a failure of the call.
+    subprocess.stdin.on('error', () => undefined);
+    subprocess.stdin.end(options.input);
+  }
 
   const killGroup = (): void => killProcessGroup(subprocess.pid);
   // A second Ctrl-C exits corral at once; the command's group must not outlive it.
@@ -111,39 +120,43 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
 
   const collect = (stream: Readable | null, alone: CappedOutput | undefined): Readable[] => {
     if (stream === null) return [];
-    stream.on('data', (chunk: Buffer | string) => {
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      output.push(bytes);
-      alone?.push(bytes);
+    stream.on('data', (chunk: Buffer) => {
+      output.push(chunk);
+      alone?.push(chunk);
     });
+    // A pipe that breaks ends the output there; the exit status still says what happened.
+    stream.on('error', () => undefined);
     return [stream];
   };
   const streams = [...collect(subprocess.stdout, apart?.stdout), ...collect(subprocess.stderr, apart?.stderr)];
 
   let drainTimer: NodeJS.Timeout | undefined;
-  subprocess.once('exit', (code: number | null, killedBy: NodeJS.Signals | null) => {
-    exited = true;
-    exitCode = code;
-    exitSignal = killedBy;
-    // A backgrounded grandchild (`sleep 1000 &`) would keep the pipes open and outlive
-    // the call; the command is over when its main process is.
-    killGroup();
-    drainTimer = setTimeout(() => {
-      for (const stream of streams) stream.destroy();
-    }, PIPE_DRAIN_GRACE_MS);
-    drainTimer.unref();
-  });
-
   let startError: string | undefined;
   try {
-    const result = await subprocess;
-    // Without an exit event the command never ran (bad cwd, no bash).
-    if (!exited && result.failed) startError = result.originalMessage || result.shortMessage;
-  } catch (error) {
-    startError = error instanceof Error ? error.message : String(error);
+    await new Promise<void>((resolve) => {
+      subprocess.once('exit', (code: number | null, killedBy: NodeJS.Signals | null) => {
+        exited = true;
+        exitCode = code;
+        exitSignal = killedBy;
+        // A backgrounded grandchild (`sleep 1000 &`) would keep the pipes open and outlive
+        // the call; the command is over when its main process is.
+        killGroup();
+        drainTimer = setTimeout(() => {
+          for (const stream of streams) stream.destroy();
+        }, PIPE_DRAIN_GRACE_MS);
+        drainTimer.unref();
+        resolve();
+      });
+      // Without an exit event the command never ran (bad cwd, no bash).
+      subprocess.once('error', (error: Error) => {
+        if (exited) return;
+        startError = error.message;
+        for (const stream of streams) stream.destroy();
+        resolve();
+      });
+    });
   } finally {
     clearTimeout(timer);
-    clearTimeout(drainTimer);
     signal?.removeEventListener('abort', onAbort);
   }
   // Nothing the command started may survive the call. After an exit the group was
@@ -153,6 +166,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
 
   // Wait for the output already in flight before reading it.
   await Promise.all(streams.map((stream) => (stream.closed ? undefined : once(stream, 'close').catch(() => undefined))));
+  clearTimeout(drainTimer);
 
   const withStartError = (text: string): string =>
     startError === undefined ? text : `${text}${text && !text.endsWith('\n') ? '\n' : ''}failed to start: ${startError}`;

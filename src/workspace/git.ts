@@ -1,4 +1,4 @@
-import { execa } from 'execa';
+import { runProgram } from '../tools/run-program.js';
 
 // Every git command the harness runs ignores global and system config and runs no
 // hooks, fsmonitor or credential helper, so neither the repository nor the agent can
@@ -69,9 +69,7 @@ export async function git(cwd: string, args: string[], options: GitOptions = {})
 
 /** Like `git`, but stdout as bytes: a patch of a non-UTF-8 file must survive unchanged. */
 export async function gitBytes(cwd: string, args: string[], options: GitOptions = {}): Promise<Buffer> {
-  // execa hands back a plain Uint8Array; wrap it (no copy) so Buffer methods work on it.
-  const bytes = (await runGit(cwd, args, options, 'buffer')).stdout as unknown as Uint8Array;
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return (await runGit(cwd, args, options, 'buffer')).stdout as Buffer;
 }
 
 /** `args` behind the hardening `-c` options, for a git run outside `git()` (a synchronous one on the way out). */
@@ -79,26 +77,22 @@ export function gitArgs(args: string[]): string[] {
   return [...HARDENED_CONFIG.flatMap((c) => ['-c', c]), ...args];
 }
 
-async function runGit(cwd: string, args: string[], options: GitOptions, encoding: 'utf8' | 'buffer') {
-  const result = await execa('git', gitArgs(args), {
+async function runGit(cwd: string, args: string[], options: GitOptions, encoding: 'utf8' | 'buffer'): Promise<{ stdout: string | Buffer; stderr: string; exitCode: number }> {
+  const result = await runProgram('git', gitArgs(args), {
     cwd,
     env: { ...hardenedGitEnv(), ...options.env },
-    extendEnv: false,
-    reject: false,
-    stripFinalNewline: false,
-    encoding,
-    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
-    maxBuffer: 1024 * 1024 * 1024,
+    ...(options.input === undefined ? {} : { input: options.input }),
     // Its own process group: a Ctrl-C in the terminal reaches corral, which then still
     // needs git to record the patch, not git itself.
     detached: true,
   });
-  const stderr = String(result.stderr ?? '');
+  const stderr = result.error === undefined ? result.stderr.toString('utf8') : `${result.stderr.toString('utf8')}${result.error}`;
   const exitCode = result.exitCode ?? 1;
+  const stdout = encoding === 'utf8' ? result.stdout.toString('utf8') : result.stdout;
   if (exitCode !== 0 && !options.allowFailure) {
-    throw new GitError(args, { stdout: String(result.stdout ?? ''), stderr, exitCode });
+    throw new GitError(args, { stdout: result.stdout.toString('utf8'), stderr, exitCode });
   }
-  return { stdout: result.stdout as unknown as string | Buffer, stderr, exitCode };
+  return { stdout, stderr, exitCode };
 }
 
 /** The top directory of the repository containing `dir`, or null when it is not in one. */

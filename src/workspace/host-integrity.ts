@@ -20,28 +20,29 @@ export interface HostState {
 }
 
 export async function recordHostState(repo: string): Promise<HostState> {
-  const gitPath = async (name: string): Promise<string> => (await git(repo, ['rev-parse', '--path-format=absolute', '--git-path', name])).stdout.trim();
-  const [symbolic, commit, refs, configFile, hooksDir, index] = await Promise.all([
+  const [symbolic, commit, refs, paths, index] = await Promise.all([
     git(repo, ['symbolic-ref', '-q', 'HEAD'], { allowFailure: true }),
     git(repo, ['rev-parse', '-q', '--verify', 'HEAD'], { allowFailure: true }),
     git(repo, ['for-each-ref', '--format=%(refname) %(objectname)']),
-    gitPath('config'),
-    // Not `--git-path hooks`: the hardened git points core.hooksPath at /dev/null.
-    git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']).then((r) => path.join(r.stdout.trim(), 'hooks')),
+    // One process for both paths. Not `--git-path hooks` for the hooks: the hardened git
+    // points core.hooksPath at /dev/null.
+    git(repo, ['rev-parse', '--path-format=absolute', '--git-path', 'config', '--git-common-dir']),
     git(repo, ['ls-files', '--stage', '-z']),
   ]);
+  const [configFile = '', commonDir = ''] = paths.stdout.split('\n');
+  const config = await readFile(configFile, 'utf8').catch(() => '');
   return {
     head: `${symbolic.stdout.trim() || '(detached)'} ${commit.stdout.trim() || '(no commit)'}`,
     refs: refs.stdout.split('\n').filter((line) => line !== '' && !line.startsWith('refs/heads/corral/')),
-    config: await readFile(configFile, 'utf8').catch(() => ''),
+    config,
     // The default hooks folder and, when the repository sets one, its core.hooksPath (husky and friends).
-    hooks: await hookLines(repo, configFile, hooksDir),
+    hooks: await hookLines(repo, configFile, config, path.join(commonDir, 'hooks')),
     index: createHash('sha256').update(index.stdout).digest('hex'),
   };
 }
 
-async function hookLines(repo: string, configFile: string, defaultDir: string): Promise<string[]> {
-  const configured = await configuredHooksDir(repo, configFile);
+async function hookLines(repo: string, configFile: string, config: string, defaultDir: string): Promise<string[]> {
+  const configured = await configuredHooksDir(repo, configFile, config);
   const lines = await listHooks(defaultDir);
   if (configured !== null && configured !== defaultDir) lines.push(...(await listHooks(configured)).map((line) => `${path.relative(repo, configured) || '.'}/${line}`));
   return lines;
@@ -62,7 +63,10 @@ async function listHooks(dir: string): Promise<string[]> {
 }
 
 /** The repository's own `core.hooksPath` (the hardened git overrides it, so it is read from the file), resolved against the top directory. */
-async function configuredHooksDir(repo: string, configFile: string): Promise<string | null> {
+async function configuredHooksDir(repo: string, configFile: string, config: string): Promise<string | null> {
+  // A key is never split across lines, so a file without the name cannot set it: no git
+  // process is needed to know that (the usual case).
+  if (!/hookspath/i.test(config)) return null;
   const r = await git(repo, ['config', '--file', configFile, '--get', 'core.hooksPath'], { allowFailure: true });
   const value = r.exitCode === 0 ? r.stdout.trim() : '';
   return value === '' ? null : path.resolve(repo, value);

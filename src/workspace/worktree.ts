@@ -48,9 +48,10 @@ export async function createWorktree(repo: string, baseCommit: string, label: st
 
 /** Removes the worktree and its directory, and forgets it in the host repository. */
 export async function removeWorktree(worktree: Worktree): Promise<void> {
-  await git(worktree.repo, ['worktree', 'remove', '--force', '--force', worktree.dir], { allowFailure: true });
+  const removed = await git(worktree.repo, ['worktree', 'remove', '--force', '--force', worktree.dir], { allowFailure: true });
   await rm(worktree.dir, { recursive: true, force: true });
-  await git(worktree.repo, ['worktree', 'prune'], { allowFailure: true });
+  // A remove that worked has forgotten the worktree already; prune only after one that did not.
+  if (removed.exitCode !== 0) await git(worktree.repo, ['worktree', 'prune'], { allowFailure: true });
   forget.get(worktree)?.();
 }
 
@@ -97,10 +98,17 @@ export interface CorralWorktree {
 
 /** Every worktree of `repo` that a corral run locked, with whether its run is still alive on this host. */
 export async function listCorralWorktrees(repo: string): Promise<CorralWorktree[]> {
+  return (await readWorktreeList(repo)).corral;
+}
+
+/** The corral worktrees of `repo`, and whether git lists any worktree as prunable (its folder gone). */
+async function readWorktreeList(repo: string): Promise<{ corral: CorralWorktree[]; prunable: boolean }> {
   const { stdout } = await git(repo, ['worktree', 'list', '--porcelain', '-z']);
   const found: CorralWorktree[] = [];
+  let prunable = false;
   for (const record of stdout.split('\0\0')) {
     const fields = record.split('\0');
+    if (fields.some((field) => field === 'prunable' || field.startsWith('prunable '))) prunable = true;
     const dir = fields.find((field) => field.startsWith('worktree '))?.slice('worktree '.length);
     const lock = fields.find((field) => field.startsWith('locked '))?.slice('locked '.length);
     const owner = lock === undefined ? null : /^corral pid=(\d+) host=(.*)$/.exec(lock);
@@ -109,19 +117,21 @@ export async function listCorralWorktrees(repo: string): Promise<CorralWorktree[
     // Another host's run (a shared network checkout) cannot be checked from here: never stale.
     found.push({ dir, pid, stale: owner[2] === hostname() && !isAlive(pid) });
   }
-  return found;
+  return { corral: found, prunable };
 }
 
 /** Removes the worktrees (and their directories) that killed corral runs left, and prunes what git lost track of. */
 export async function removeStaleWorktrees(repo: string): Promise<string[]> {
   const removed: string[] = [];
-  for (const worktree of await listCorralWorktrees(repo)) {
+  const list = await readWorktreeList(repo);
+  for (const worktree of list.corral) {
     if (!worktree.stale) continue;
     await git(repo, ['worktree', 'remove', '--force', '--force', worktree.dir], { allowFailure: true });
     await rm(worktree.dir, { recursive: true, force: true });
     removed.push(worktree.dir);
   }
-  await git(repo, ['worktree', 'prune'], { allowFailure: true });
+  // Nothing to prune is the usual case, and git says so in the list (`prunable`, git 2.31+).
+  if (removed.length > 0 || list.prunable) await git(repo, ['worktree', 'prune'], { allowFailure: true });
   return removed;
 }
 

@@ -1,7 +1,7 @@
 import { accessSync, constants, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
+import { runProgram } from '../../tools/run-program.js';
 import { bwrapArgv } from './bwrap-argv.js';
 
 /** Whether bubblewrap works here, and how to call it. */
@@ -35,8 +35,8 @@ export function probeBubblewrap(options: ProbeOptions = {}): Promise<BubblewrapP
 }
 
 async function runProbe(bwrap: string): Promise<BubblewrapProbe> {
-  const help = await execa(bwrap, ['--help'], { reject: false, timeout: PROBE_TIMEOUT_MS, stdin: 'ignore' });
-  const disableUserns = `${String(help.stdout)}\n${String(help.stderr)}`.includes('--disable-userns');
+  const help = await runProgram(bwrap, ['--help'], { timeoutMs: PROBE_TIMEOUT_MS });
+  const disableUserns = `${help.stdout.toString('utf8')}\n${help.stderr.toString('utf8')}`.includes('--disable-userns');
   const scratch = realpathSync(mkdtempSync(path.join(tmpdir(), 'corral-probe-')));
   try {
     const worktree = path.join(scratch, 'worktree');
@@ -44,10 +44,10 @@ async function runProbe(bwrap: string): Promise<BubblewrapProbe> {
     for (const dir of [worktree, tmpDir]) mkdirSync(dir);
     const layout = { bwrap, worktree, tmpDir, readOnly: [], hiddenDirs: [], hiddenFiles: [], network: false, disableUserns };
     const [file, ...args] = bwrapArgv(layout, ['true'], worktree);
-    const result = await execa(file!, args, { reject: false, timeout: PROBE_TIMEOUT_MS, stdin: 'ignore', env: { PATH: '/usr/local/bin:/usr/bin:/bin' }, extendEnv: false });
+    const result = await runProgram(file!, args, { timeoutMs: PROBE_TIMEOUT_MS, env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
     if (result.exitCode === 0) return { ok: true, bwrap, disableUserns };
-    const said = String(result.stderr).trim().split('\n').filter((line) => line.trim() !== '').pop();
-    const how = result.timedOut ? `timed out after ${PROBE_TIMEOUT_MS / 1000}s` : (said ?? result.shortMessage ?? `exit ${result.exitCode}`);
+    const said = result.stderr.toString('utf8').trim().split('\n').filter((line) => line.trim() !== '').pop();
+    const how = result.timedOut ? `timed out after ${PROBE_TIMEOUT_MS / 1000}s` : (said ?? result.error ?? `exit ${result.exitCode ?? result.signal}`);
     return { ok: false, reason: `${bwrap} could not make a sandbox: ${how}` };
   } catch (error) {
     return { ok: false, reason: `${bwrap} could not be run: ${error instanceof Error ? error.message : String(error)}` };

@@ -1,0 +1,149 @@
+// Helpers shared by the whole-process benchmarks: run a command as its own process and
+// time it (wall clock, peak RSS), summarise repeated runs, and make throwaway repositories.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CORRAL = path.join(ROOT, 'bin/corral.js');
+
+/** GNU time reports a process's peak RSS (ru_maxrss, children included) with `-f %M`. */
+const GNU_TIME = ['/usr/bin/time', '/bin/time'].find((file) => existsSync(file));
+
+/** Whether peak memory can be measured here; without GNU time the memory rows say n/a. */
+export const canMeasureMemory = GNU_TIME !== undefined;
+
+/**
+ * Runs `argv` to its end as a separate process and returns its wall time (spawn to exit,
+ * seen from here) and peak resident memory. Every subject and every baseline goes through
+ * this same path, so what it costs itself cancels out of each comparison.
+ */
+export function measure(argv, { cwd = ROOT, env = process.env, check = true } = {}) {
+  const rssFile = path.join(os.tmpdir(), `corral-bench-rss-${process.pid}`);
+  const [file, ...args] = GNU_TIME ? [GNU_TIME, '-f', '%M', '-o', rssFile, ...argv] : argv;
+  const startedAt = Date.now();
+  const started = performance.now();
+  const result = spawnSync(file, args, { cwd, env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ms = performance.now() - started;
+  if (check && result.status !== 0) {
+    throw new Error(`${argv.join(' ')} exited ${result.status}${result.signal ? ` (${result.signal})` : ''}:\n${result.stderr.slice(-2000)}`);
+  }
+  let rssKb = null;
+  if (GNU_TIME) {
+    // The last line: GNU time puts "Command exited with non-zero status" lines before it.
+    rssKb = Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1));
+    rmSync(rssFile, { force: true });
+  }
+  return { ms, rssMb: rssKb === null ? null : rssKb / 1024, startedAt, status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Median and spread of a list of numbers. */
+export function summarise(values) {
+  const sorted = values.filter((v) => v !== null && Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return null;
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  const mid = sorted.length / 2;
+  const median = sorted.length % 2 === 1 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { median: round(median), min: round(sorted[0]), max: round(sorted.at(-1)), p25: round(at(0.25)), p75: round(at(0.75)), n: sorted.length };
+}
+
+export function round(value, digits = 2) {
+  return Number(value.toFixed(digits));
+}
+
+/** Least-squares slope and intercept of y over x. */
+export function fitLine(points) {
+  const n = points.length;
+  const mx = points.reduce((s, p) => s + p.x, 0) / n;
+  const my = points.reduce((s, p) => s + p.y, 0) / n;
+  const sxx = points.reduce((s, p) => s + (p.x - mx) ** 2, 0);
+  const sxy = points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0);
+  const slope = sxx === 0 ? 0 : sxy / sxx;
+  return { slope, intercept: my - slope * mx };
+}
+
+/** A fresh temp directory (real path: corral compares real paths); `dispose()` removes it. */
+export function tempDir(label) {
+  const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), `corral-bench-${label}-`)));
+  return { dir, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** git with a fixed identity and no user or system config, like a clean CI machine. */
+export function git(cwd, ...args) {
+  return execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', '-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    env: gitEnv(),
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+export function gitEnv() {
+  return { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+}
+
+/**
+ * A repository with one commit: `files` small text files spread over folders of 100,
+ * plus whatever `extra` maps (relative path → content). Returns its top directory.
+ */
+export function makeRepo(dir, { files = 1, extra = {} } = {}) {
+  git(os.tmpdir(), 'init', '-q', dir);
+  for (let i = 0; i < files; i++) {
+    const folder = path.join(dir, 'src', `d${String(Math.floor(i / 100)).padStart(3, '0')}`);
+    if (i % 100 === 0) execFileSync('mkdir', ['-p', folder]);
+    writeFileSync(path.join(folder, `f${i}.txt`), `file ${i}\n${'x'.repeat(64)}\n`);
+  }
+  for (const [name, content] of Object.entries(extra)) {
+    execFileSync('mkdir', ['-p', path.dirname(path.join(dir, name))]);
+    writeFileSync(path.join(dir, name), content);
+  }
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'bench repository');
+  return dir;
+}
+
+/** A replay script of `steps` turns of one Bash call each, then a closing turn without tools. */
+export function bashReplayScript(steps, command) {
+  const lines = ['turns:'];
+  const call = `  - tools:\n      - Bash: {command: ${JSON.stringify(command)}}`;
+  for (let i = 0; i < steps; i++) lines.push(call);
+  lines.push('  - text: Done.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** A ticket that may change nothing, runs without a sandbox and has budget for `steps`. */
+export function benchTicket(script, steps) {
+  return [
+    'task: corral benchmark; the replay script does the work.',
+    'allow: ["**"]',
+    'allow_empty: true',
+    'sandbox: none',
+    `budget: {steps: ${steps + 10}, tokens: 1000000000, minutes: 60}`,
+    `model: replay:${script}`,
+    '',
+  ].join('\n');
+}
+
+/** The environment corral runs with here: the caller's, minus anything that would reach a real model or a terminal. */
+export function corralEnv() {
+  const env = { ...process.env, NO_COLOR: '1', CI: 'true' };
+  delete env.ANTHROPIC_API_KEY;
+  delete env.ANTHROPIC_BASE_URL;
+  delete env.FORCE_COLOR;
+  return env;
+}
+
+/** `corral run` on one ticket, unattended, with run records kept out of the repository. */
+export function corralRun(ticket, { repo, runsDir }) {
+  return measure([process.execPath, CORRAL, 'run', '--unattended', '--runs-dir', runsDir, ticket], { cwd: repo, env: corralEnv() });
+}
+
+/** Runs `fn` `times` times; `fn` gets the round index. */
+export function repeat(times, fn) {
+  const out = [];
+  for (let i = 0; i < times; i++) out.push(fn(i));
+  return out;
+}
