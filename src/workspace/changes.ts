@@ -1,9 +1,11 @@
 import type { Stats } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { copyFile, mkdtemp, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { git } from './git.js';
 import type { Worktree } from './worktree.js';
+import { trackLeftover } from './leftovers.js';
 
 export type ChangeKind = 'added' | 'modified' | 'deleted' | 'renamed' | 'mode' | 'type';
 
@@ -28,7 +30,9 @@ export interface Snapshot {
 
 export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
   const tempDir = await mkdtemp(path.join(tmpdir(), 'corral-index-'));
-  const dispose = () => rm(tempDir, { recursive: true, force: true });
+  // Like the worktree: gone even when a second Ctrl-C ends the process mid-snapshot.
+  const forget = trackLeftover(() => rmSync(tempDir, { recursive: true, force: true }));
+  const dispose = () => rm(tempDir, { recursive: true, force: true }).finally(forget);
   try {
     const indexFile = path.join(tempDir, 'index');
     const realIndex = (await git(worktree.dir, ['rev-parse', '--path-format=absolute', '--git-path', 'index'])).stdout.trim();

@@ -5,6 +5,7 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { git, gitArgs, hardenedGitEnv } from './git.js';
 import { trackLeftover } from './leftovers.js';
+import { withWorktreeLock } from './worktree-lock.js';
 
 /** A throwaway checkout of the host repository at a recorded base commit. */
 export interface Worktree {
@@ -31,11 +32,13 @@ export function lockReason(pid = process.pid): string {
  * The lock keeps `git worktree prune` (ours or anyone's) off it while the run lives.
  */
 export async function createWorktree(repo: string, baseCommit: string, label: string, options: { keep?: boolean } = {}): Promise<Worktree> {
-  await removeStaleWorktrees(repo).catch(() => undefined);
   const parent = await realpath(tmpdir());
   const dir = await mkdtemp(path.join(parent, `corral-${label.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}-`));
   try {
-    await git(repo, ['worktree', 'add', '--detach', '--lock', '--reason', lockReason(), '--quiet', dir, baseCommit]);
+    await withWorktreeLock(repo, async () => {
+      await removeStaleWorktreesLocked(repo).catch(() => undefined);
+      await git(repo, ['worktree', 'add', '--detach', '--lock', '--reason', lockReason(), '--quiet', dir, baseCommit]);
+    });
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;
@@ -48,10 +51,12 @@ export async function createWorktree(repo: string, baseCommit: string, label: st
 
 /** Removes the worktree and its directory, and forgets it in the host repository. */
 export async function removeWorktree(worktree: Worktree): Promise<void> {
-  const removed = await git(worktree.repo, ['worktree', 'remove', '--force', '--force', worktree.dir], { allowFailure: true });
-  await rm(worktree.dir, { recursive: true, force: true });
-  // A remove that worked has forgotten the worktree already; prune only after one that did not.
-  if (removed.exitCode !== 0) await git(worktree.repo, ['worktree', 'prune'], { allowFailure: true });
+  await withWorktreeLock(worktree.repo, async () => {
+    const removed = await git(worktree.repo, ['worktree', 'remove', '--force', '--force', worktree.dir], { allowFailure: true });
+    await rm(worktree.dir, { recursive: true, force: true });
+    // A remove that worked has forgotten the worktree already; prune only after one that did not.
+    if (removed.exitCode !== 0) await git(worktree.repo, ['worktree', 'prune'], { allowFailure: true });
+  });
   forget.get(worktree)?.();
 }
 
@@ -121,7 +126,11 @@ async function readWorktreeList(repo: string): Promise<{ corral: CorralWorktree[
 }
 
 /** Removes the worktrees (and their directories) that killed corral runs left, and prunes what git lost track of. */
-export async function removeStaleWorktrees(repo: string): Promise<string[]> {
+export function removeStaleWorktrees(repo: string): Promise<string[]> {
+  return withWorktreeLock(repo, () => removeStaleWorktreesLocked(repo));
+}
+
+async function removeStaleWorktreesLocked(repo: string): Promise<string[]> {
   const removed: string[] = [];
   const list = await readWorktreeList(repo);
   for (const worktree of list.corral) {
