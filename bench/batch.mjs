@@ -10,10 +10,11 @@ import { fileURLToPath } from 'node:url';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/corral.js');
 const TICKETS = 16;
-const ROUNDS = 3;
 const JOBS = [1, 2];
 
-export async function benchBatch() {
+/** Returns the figures, and `rows` ([name, value, note]) for the table of bench/run.mjs. */
+export async function benchBatch({ quick = false } = {}) {
+  const ROUNDS = quick ? 1 : 3;
   const repo = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'corral-bench-batch-')));
   try {
     makeRepo(repo);
@@ -32,7 +33,14 @@ export async function benchBatch() {
         return [`jobs${jobs}`, { medianSeconds: round(median), minSeconds: round(sorted[0]), maxSeconds: round(sorted.at(-1)), ticketsPerMinute: round((TICKETS / median) * 60) }];
       }),
     );
-    return { tickets: TICKETS, rounds: ROUNDS, ...figures, speedUp: round(figures.jobs1.medianSeconds / figures.jobs2.medianSeconds) };
+    const speedUp = round(figures.jobs1.medianSeconds / figures.jobs2.medianSeconds);
+    const spread = (f) => `${f.medianSeconds} s median (min ${f.minSeconds}, max ${f.maxSeconds}, n ${ROUNDS})`;
+    const rows = [
+      [`batch of ${TICKETS} replay tickets, --jobs 1`, `${figures.jobs1.ticketsPerMinute}/min`, spread(figures.jobs1)],
+      [`batch of ${TICKETS} replay tickets, --jobs 2`, `${figures.jobs2.ticketsPerMinute}/min`, spread(figures.jobs2)],
+      ['batch speed-up, --jobs 2 over --jobs 1', `${speedUp}×`, `on ${os.cpus().length} CPUs`],
+    ];
+    return { rows, tickets: TICKETS, rounds: ROUNDS, ...figures, speedUp };
   } finally {
     rmSync(repo, { recursive: true, force: true });
   }

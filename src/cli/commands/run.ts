@@ -79,7 +79,11 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
             env: io.env,
             cwd,
             onEvent: (event) => output.event(ticket.id, event),
-          }).catch((error: unknown) => internalErrorResult(ticket, model ?? modelOf(ticket), error, Date.now() - startedAt));
+          }).catch((error: unknown) => {
+            // A bug or a failing machine, not an outcome: said on stderr too, and the batch goes on.
+            output.notice(redact(`[${ticket.id}] internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
+            return internalErrorResult(ticket, model ?? modelOf(ticket), error, Date.now() - startedAt);
+          });
           const report = toJsonReport(result, redact);
           reports.push(report);
           output.finished(result, report);
