@@ -121,7 +121,7 @@ export function benchTicket(script, steps) {
     'allow: ["**"]',
     'allow_empty: true',
     'sandbox: none',
-    `budget: {steps: ${steps + 10}, tokens: 1000000000, minutes: 60}`,
+    `budget: {steps: ${steps + 10}, tokens: 1000000000000, minutes: 120}`,
     `model: replay:${script}`,
     '',
   ].join('\n');
