@@ -32,13 +32,15 @@ describe('the worktree lock of a repository', () => {
     const repo = repoWithFiles({ 'a.txt': 'a\n' });
     const module = path.join(PROJECT_ROOT, 'dist/workspace/worktree-lock.js');
     const holder = spawn('node', ['--input-type=module', '-e', `const { withWorktreeLock } = await import(${JSON.stringify(module)}); await withWorktreeLock(process.argv[1], async () => { console.log('held'); await new Promise((r) => setTimeout(r, 400)); console.log('released'); });`, repo], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // Listened for from the start: the holder may well be gone before the lock is ours.
+    const closed = new Promise((resolve) => holder.on('close', resolve));
     let said = '';
     await new Promise<void>((resolve) => holder.stdout.on('data', (chunk: Buffer) => ((said += chunk.toString()), said.includes('held') && resolve())));
     await withWorktreeLock(repo, async () => {
       // Only once the other process has let go.
       expect(said).toContain('released');
     });
-    await new Promise((resolve) => holder.on('close', resolve));
+    await closed;
 
     // A killed corral's lock (its pid is gone) does not block the next run.
     writeFileSync(LOCK(repo), `999999999 ${(await import('node:os')).hostname()}\n`);
