@@ -38,6 +38,11 @@ function sleepers(): string[] {
     .filter((args) => args.includes(`sleep ${SLEEP}`));
 }
 
+/** True once the command itself runs (not just bubblewrap, whose arguments name it too, still setting up). */
+function sleeping(): boolean {
+  return sleepers().some((args) => args.startsWith(`sleep ${SLEEP}`));
+}
+
 function traceOf(report: Report): { type: string; [key: string]: unknown }[] {
   return readFileSync(report.trace, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
 }
@@ -191,7 +196,7 @@ describe('signals at every phase', () => {
   it('during setup', async () => {
     const dir = repo({}, `${WRITE_FIRST}  - text: done\n`, `task: t\nallow: ["src/**"]\nsetup: ["sleep ${SLEEP}"]\n`);
     const { child } = await startRun(dir, ['run', 't.yaml', '--json'], 'worktree at');
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(sleeping);
     await interrupted(child, dir, 'SIGTERM');
   });
 
@@ -219,7 +224,7 @@ describe('signals at every phase', () => {
   it('during a check, keeping the agent work', async () => {
     const dir = repo({}, `${WRITE_FIRST}  - text: done\n`, `task: t\nallow: ["src/**"]\nchecks: ["sleep ${SLEEP}"]\n`);
     const { child } = await startRun(dir, ['run', 't.yaml', '--json'], 'end_turn');
-    await waitFor(() => sleepers().length > 0);
+    await waitFor(sleeping);
     const report = await interrupted(child, dir);
     expect(readFileSync(report.patch, 'utf8')).toContain('+work before the fault');
   });
@@ -228,7 +233,7 @@ describe('signals at every phase', () => {
     // Unsandboxed, so nothing but corral's own clean-up can stop the command.
     const dir = repo({}, `${WRITE_FIRST}  - tools:\n      - Bash: {command: "sleep ${SLEEP}"}\n`, 'task: t\nallow: ["src/**"]\nsandbox: none\n');
     const { child } = await startRun(dir, ['run', 't.yaml', '--json'], 'step 1');
-    await waitFor(() => sleepers().length > 0);
+    await waitFor(sleeping);
     const worktree = extraWorktrees(dir)[0]!;
     child.kill('SIGINT');
     child.kill('SIGINT');
