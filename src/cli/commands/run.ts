@@ -49,7 +49,8 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
     err: chooseChalk(io.env, io.stderr.isTTY),
     json: Boolean(options.json),
     live: runs.length > 1 && !ci && io.stderr.isTTY === true,
-    batch: runs.length > 1,
+    // The table for a batch, and for a shard that got no ticket (so its log says so).
+    batch: runs.length !== 1,
     cwd,
     redact,
   });
@@ -68,7 +69,7 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
         signal: interrupt.signal,
         run: async ({ run: { ticket, settings } }) => {
           output.started(ticket.id);
-          const startedAt = Date.now();
+          const ticketStartedAt = Date.now();
           const result = await runTicket(ticket, {
             keep: Boolean(options.keep),
             ...(model ? { model } : {}),
@@ -82,7 +83,7 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
           }).catch((error: unknown) => {
             // A bug or a failing machine, not an outcome: said on stderr too, and the batch goes on.
             output.notice(redact(`[${ticket.id}] internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
-            return internalErrorResult(ticket, model ?? modelOf(ticket), error, Date.now() - startedAt);
+            return internalErrorResult(ticket, model ?? modelOf(ticket), error, Date.now() - ticketStartedAt);
           });
           const report = toJsonReport(result, redact);
           reports.push(report);
