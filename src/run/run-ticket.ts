@@ -352,14 +352,16 @@ async function recordResult(input: {
   try {
     const snapshot = await snapshotWorktree(worktree);
     try {
-      fence = checkFence(await listChanges(snapshot), ticket.allow, ticket.forbid);
+      const changes = await listChanges(snapshot);
+      fence = checkFence(changes, ticket.allow, ticket.forbid);
       input.emit({ type: 'fence', ok: fence.ok, verdicts: fence.verdicts });
-      const bytes = await diffSnapshot(snapshot);
+      // No change against the base is an empty patch: no git process needed to say so.
+      const bytes = changes.length === 0 ? Buffer.alloc(0) : await diffSnapshot(snapshot);
       const leaked = findSecretValues(bytes, input.secrets);
       const patchFile = path.join(input.runDir, 'patch.diff');
       await writeFile(patchFile, leaked.length > 0 ? redactBytes(bytes, input.secrets) : bytes);
       patch = patchFile;
-      hostChanges = input.hostBefore ? hostDifferences(input.hostBefore, await recordHostState(ticket.repo)) : [];
+      hostChanges = input.hostBefore ? hostDifferences(input.hostBefore, await recordHostState(ticket.repo, input.hostBefore)) : [];
       input.emit({ type: 'host', ok: hostChanges.length === 0, differences: hostChanges });
       if (leaked.length > 0) {
         return { status: 'fence_violated', reason: `the change contains the value of ${leaked.join(', ')}; it was redacted in the patch and not committed`, fence, hostChanges, patch, keepWorktree: false };
@@ -369,7 +371,7 @@ async function recordResult(input: {
       if (verdict.status === 'passed' && input.interrupt.aborted) verdict = { status: 'interrupted', reason: 'interrupted' };
       if (verdict.status !== 'passed') return { ...verdict, fence, hostChanges, patch, keepWorktree: false };
       const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
-      const { branch } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1));
+      const { branch } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1), { unchanged: changes.length === 0 });
       return { ...verdict, fence, hostChanges, patch, branch, keepWorktree: false };
     } finally {
       await snapshot.dispose();

@@ -35,7 +35,7 @@ export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
   const dispose = () => rm(tempDir, { recursive: true, force: true }).finally(forget);
   try {
     const indexFile = path.join(tempDir, 'index');
-    const realIndex = (await git(worktree.dir, ['rev-parse', '--path-format=absolute', '--git-path', 'index'])).stdout.trim();
+    const realIndex = worktree.indexFile ?? (await git(worktree.dir, ['rev-parse', '--path-format=absolute', '--git-path', 'index'])).stdout.trim();
     // Starting from the worktree's index keeps git's stat cache, so large repos hash only
     // what changed. The copy keeps the index's mtime: git trusts an entry's stat (to the
     // second) only when the entry is older than the index file, so a copy stamped now would

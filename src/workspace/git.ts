@@ -110,3 +110,21 @@ export async function resolveCommit(repo: string, rev: string): Promise<string |
   });
   return r.exitCode === 0 ? r.stdout.trim() : null;
 }
+
+const commonDirs = new Map<string, Promise<string>>();
+
+/** The absolute common git directory of `repo` (where worktrees, refs and objects live), asked of git once per process. */
+export function gitCommonDir(repo: string): Promise<string> {
+  let dir = commonDirs.get(repo);
+  if (dir === undefined) {
+    dir = git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']).then((r) => r.stdout.trim());
+    dir.catch(() => commonDirs.delete(repo));
+    commonDirs.set(repo, dir);
+  }
+  return dir;
+}
+
+/** Tells `gitCommonDir` what another git call already answered for `repo`. */
+export function rememberGitCommonDir(repo: string, dir: string): void {
+  if (dir !== '' && !commonDirs.has(repo)) commonDirs.set(repo, Promise.resolve(dir));
+}

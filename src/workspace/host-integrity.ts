@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { git } from './git.js';
+import { git, rememberGitCommonDir } from './git.js';
 
 // The fence proves what changed in the worktree; this proves the host repository did not
 // change under the run: an agent (or a program it ran) that moves HEAD or a branch, sets
@@ -9,36 +9,87 @@ import { git } from './git.js';
 
 /** What of the host repository a run must leave as it found it. */
 export interface HostState {
+  /** Where the host's config, common git directory, HEAD and index files are. */
+  files: { config: string; commonDir: string; head: string; index: string };
   head: string;
   /** `refname sha` lines, the run's own `refs/heads/corral/*` left out. */
   refs: string[];
   config: string;
   /** `name mode sha256` lines of the hooks directory. */
   hooks: string[];
-  /** `git ls-files --stage`: what is staged, not the stat cache a `git status` refreshes. */
-  index: string;
+  /** What is staged (`git ls-files --stage`), not the stat cache a `git status` refreshes. */
+  index: HostIndex;
 }
 
-export async function recordHostState(repo: string): Promise<HostState> {
-  const [symbolic, commit, refs, paths, index] = await Promise.all([
-    git(repo, ['symbolic-ref', '-q', 'HEAD'], { allowFailure: true }),
-    git(repo, ['rev-parse', '-q', '--verify', 'HEAD'], { allowFailure: true }),
+export interface HostIndex {
+  /** sha256 of `git ls-files --stage -z`. */
+  staged: string;
+  /** sha256 of the index file the listing came from; null when it changed while being listed. */
+  file: string | null;
+}
+
+export async function recordHostState(repo: string, before?: HostState): Promise<HostState> {
+  // One process for the paths (not `--git-path hooks` for the hooks: the hardened git
+  // points core.hooksPath at /dev/null) and one for the refs; HEAD is read from its file
+  // (below), which saves the `symbolic-ref` and `rev-parse HEAD` processes.
+  // Where the files are does not change during a run: asked once, at the start.
+  const [refs, files] = await Promise.all([
     git(repo, ['for-each-ref', '--format=%(refname) %(objectname)']),
-    // One process for both paths. Not `--git-path hooks` for the hooks: the hardened git
-    // points core.hooksPath at /dev/null.
-    git(repo, ['rev-parse', '--path-format=absolute', '--git-path', 'config', '--git-common-dir']),
-    git(repo, ['ls-files', '--stage', '-z']),
+    before?.files ??
+      git(repo, ['rev-parse', '--path-format=absolute', '--git-path', 'config', '--git-common-dir', '--git-path', 'HEAD', '--git-path', 'index']).then((r) => {
+        const [config = '', commonDir = '', head = '', index = ''] = r.stdout.split('\n');
+        return { config, commonDir, head, index };
+      }),
   ]);
-  const [configFile = '', commonDir = ''] = paths.stdout.split('\n');
-  const config = await readFile(configFile, 'utf8').catch(() => '');
+  const { config: configFile, commonDir, head: headFile, index: indexFile } = files;
+  rememberGitCommonDir(repo, commonDir);
+  const refLines = refs.stdout.split('\n').filter((line) => line !== '');
+  const [config, head, index] = await Promise.all([
+    readFile(configFile, 'utf8').catch(() => ''),
+    readHead(headFile, refLines),
+    indexDigest(repo, indexFile, before?.index),
+  ]);
   return {
-    head: `${symbolic.stdout.trim() || '(detached)'} ${commit.stdout.trim() || '(no commit)'}`,
-    refs: refs.stdout.split('\n').filter((line) => line !== '' && !line.startsWith('refs/heads/corral/')),
+    files,
+    head,
+    refs: refLines.filter((line) => !line.startsWith('refs/heads/corral/')),
     config,
     // The default hooks folder and, when the repository sets one, its core.hooksPath (husky and friends).
     hooks: await hookLines(repo, configFile, config, path.join(commonDir, 'hooks')),
-    index: createHash('sha256').update(index.stdout).digest('hex'),
+    index,
   };
+}
+
+/**
+ * `<symbolic ref or (detached)> <commit or (no commit)>`, as `git symbolic-ref -q HEAD`
+ * and `git rev-parse --verify HEAD` would say, from the HEAD file and the refs listed.
+ */
+async function readHead(headFile: string, refLines: string[]): Promise<string> {
+  const text = (await readFile(headFile, 'utf8').catch(() => '')).trim();
+  const symbolic = /^ref:\s*(\S+)$/.exec(text)?.[1];
+  if (symbolic === undefined) return `(detached) ${/^[0-9a-f]{40,64}$/.test(text) ? text : '(no commit)'}`;
+  const line = refLines.find((entry) => entry.startsWith(`${symbolic} `));
+  return `${symbolic} ${line?.slice(symbolic.length + 1) || '(no commit)'}`;
+}
+
+/**
+ * The digest of `git ls-files --stage`: what is staged, not the stat cache a `git status`
+ * refreshes. With a state from before the run: when the index file holds the very bytes
+ * it held then, the listing is the same (it is a function of those bytes; a split index's
+ * shared part is named by its hash) and no git process is needed.
+ */
+async function indexDigest(repo: string, indexFile: string, before: HostIndex | undefined): Promise<HostIndex> {
+  const bytes = () => readFile(indexFile).then((data) => sha256(data), () => 'none');
+  const fileBefore = await bytes();
+  if (before !== undefined && before.file !== null && before.file === fileBefore) return before;
+  const listing = await git(repo, ['ls-files', '--stage', '-z']);
+  // A file that changed while it was being listed says nothing about the listing: no shortcut next time.
+  const fileAfter = await bytes();
+  return { staged: sha256(listing.stdout), file: fileAfter === fileBefore ? fileBefore : null };
+}
+
+function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
 }
 
 async function hookLines(repo: string, configFile: string, config: string, defaultDir: string): Promise<string[]> {
@@ -81,7 +132,7 @@ export function hostDifferences(before: HostState, after: HostState): string[] {
     differences.push(...listDifferences('git config line', before.config.split('\n'), after.config.split('\n')));
   }
   differences.push(...listDifferences('hook', before.hooks, after.hooks));
-  if (before.index !== after.index) differences.push('the host index (what is staged) changed');
+  if (before.index.staged !== after.index.staged) differences.push('the host index (what is staged) changed');
   return differences;
 }
 

@@ -1,4 +1,7 @@
-import { git, gitBytes } from './git.js';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { git, gitBytes, gitCommonDir } from './git.js';
+import { readWorktreeEntries } from './worktree.js';
 import type { Snapshot } from './changes.js';
 
 /**
@@ -17,22 +20,29 @@ export async function diffSnapshot(snapshot: Snapshot): Promise<Buffer> {
  * Commits the snapshot as one commit on top of the base and points `branch` at it in the
  * host repository (worktrees share refs). Whatever the agent committed is folded in. A
  * branch someone has checked out is never moved under them: the result then goes to
- * `<branch>-<suffix>` instead. Returns the branch used and the commit.
+ * `<branch>-<suffix>` instead. Returns the branch used and the commit. `unchanged`: the
+ * snapshot lists no change against the base (then its tree is the base's, no `write-tree`).
  */
 export async function commitToBranch(
   snapshot: Snapshot,
   branch: string,
   message: string,
   suffix: string,
+  options: { unchanged?: boolean } = {},
 ): Promise<{ branch: string; commit: string }> {
   const cwd = snapshot.worktree.dir;
-  const tree = (await git(cwd, ['write-tree'], { env: snapshot.env })).stdout.trim();
+  // A snapshot that lists no change against the base has the base's tree.
+  const tree = options.unchanged ? `${snapshot.worktree.baseCommit}^{tree}` : (await git(cwd, ['write-tree'], { env: snapshot.env })).stdout.trim();
   const commit = (await git(cwd, ['commit-tree', tree, '-p', snapshot.worktree.baseCommit, '-F', '-'], { input: message })).stdout.trim();
-  const checkedOut = (await git(cwd, ['worktree', 'list', '--porcelain'])).stdout
-    .split('\n')
-    .filter((line) => line.startsWith('branch '))
-    .map((line) => line.slice('branch '.length));
+  const checkedOut = await checkedOutBranches(snapshot.worktree.repo);
   const target = checkedOut.includes(`refs/heads/${branch}`) ? `${branch}-${suffix}` : branch;
   await git(cwd, ['update-ref', '-m', 'corral: run passed', `refs/heads/${target}`, commit]);
   return { branch: target, commit };
+}
+
+/** The branch each worktree of `repo` has checked out (`git worktree list`'s `branch` lines), from their HEAD files. */
+async function checkedOutBranches(repo: string): Promise<string[]> {
+  const heads = [path.join(await gitCommonDir(repo), 'HEAD'), ...(await readWorktreeEntries(repo)).map((entry) => path.join(entry.adminDir, 'HEAD'))];
+  const texts = await Promise.all(heads.map((file) => readFile(file, 'utf8').catch(() => '')));
+  return texts.flatMap((text) => /^ref:\s*(\S+)\s*$/.exec(text)?.[1] ?? []);
 }

@@ -1,7 +1,7 @@
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { git } from './git.js';
+import { gitCommonDir } from './git.js';
 
 // `git worktree add` writes a new worktree's entry under .git/worktrees in several steps,
 // and a `git worktree prune` that runs between them deletes the half-made entry: the add
@@ -15,7 +15,6 @@ const WAIT_MS = 15;
 const GIVE_UP_MS = 10 * 60 * 1000;
 
 const chains = new Map<string, Promise<unknown>>();
-const commonDirs = new Map<string, Promise<string>>();
 
 /** Runs `work` while no other corral (in this process or another) adds, removes or prunes worktrees of `repo`. */
 export async function withWorktreeLock<T>(repo: string, work: () => Promise<T>): Promise<T> {
@@ -35,16 +34,6 @@ export async function withWorktreeLock<T>(repo: string, work: () => Promise<T>):
   } finally {
     if (chains.get(lockFile) === mine) chains.delete(lockFile);
   }
-}
-
-function gitCommonDir(repo: string): Promise<string> {
-  let dir = commonDirs.get(repo);
-  if (dir === undefined) {
-    dir = git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']).then((r) => r.stdout.trim());
-    dir.catch(() => commonDirs.delete(repo));
-    commonDirs.set(repo, dir);
-  }
-  return dir;
 }
 
 /**

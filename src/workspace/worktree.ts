@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { git, gitArgs, hardenedGitEnv } from './git.js';
+import { git, gitArgs, gitCommonDir, hardenedGitEnv } from './git.js';
 import { trackLeftover } from './leftovers.js';
 import { withWorktreeLock } from './worktree-lock.js';
 
@@ -15,6 +15,8 @@ export interface Worktree {
   dir: string;
   /** The commit the worktree started from; the fence and the patch compare against it. */
   baseCommit: string;
+  /** The worktree's own index file, as its `.git` file named it when it was made. */
+  indexFile?: string;
 }
 
 const forget = new WeakMap<Worktree, () => void>();
@@ -43,7 +45,9 @@ export async function createWorktree(repo: string, baseCommit: string, label: st
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
-  const worktree = { repo, dir, baseCommit };
+  // Where its index is, read now, before anything runs in it (no `rev-parse --git-path index` later).
+  const gitdir = /^gitdir: (.+)$/m.exec(await readFile(path.join(dir, '.git'), 'utf8').catch(() => ''))?.[1];
+  const worktree: Worktree = { repo, dir, baseCommit, ...(gitdir ? { indexFile: path.join(gitdir, 'index') } : {}) };
   // On a second Ctrl-C: removed, unless the person asked to keep it (then only unlocked, work intact).
   forget.set(worktree, trackLeftover(() => (options.keep ? unlockWorktreeSync(repo, dir) : removeWorktreeSync(repo, dir))));
   return worktree;
@@ -132,7 +136,7 @@ export function removeStaleWorktrees(repo: string): Promise<string[]> {
 
 async function removeStaleWorktreesLocked(repo: string): Promise<string[]> {
   const removed: string[] = [];
-  const list = await readWorktreeList(repo);
+  const list = await scanWorktrees(repo);
   for (const worktree of list.corral) {
     if (!worktree.stale) continue;
     await git(repo, ['worktree', 'remove', '--force', '--force', worktree.dir], { allowFailure: true });
@@ -142,6 +146,57 @@ async function removeStaleWorktreesLocked(repo: string): Promise<string[]> {
   // Nothing to prune is the usual case, and git says so in the list (`prunable`, git 2.31+).
   if (removed.length > 0 || list.prunable) await git(repo, ['worktree', 'prune'], { allowFailure: true });
   return removed;
+}
+
+/** One entry of `<common dir>/worktrees`, read as git reads it. */
+interface WorktreeEntry {
+  /** The worktree's folder, from the entry's gitdir file; null when that is missing or empty. */
+  dir: string | null;
+  /** The lock reason; null when not locked. */
+  lock: string | null;
+  /** Whether `git worktree list` would call it prunable (its folder or gitdir file gone). */
+  prunable: boolean;
+  /** The entry's folder, where its HEAD and index are. */
+  adminDir: string;
+}
+
+/** The linked worktrees of `repo` read from the git directory: no `git worktree list` process before every add. */
+export async function readWorktreeEntries(repo: string): Promise<WorktreeEntry[]> {
+  const parent = path.join(await gitCommonDir(repo), 'worktrees');
+  const ids = await readdir(parent).catch(() => [] as string[]);
+  return Promise.all(
+    ids.sort().map(async (id): Promise<WorktreeEntry> => {
+      const adminDir = path.join(parent, id);
+      const isDir = await stat(adminDir).then((s) => s.isDirectory(), () => false);
+      const lock = isDir ? await readFile(path.join(adminDir, 'locked'), 'utf8').catch(() => null) : null;
+      const gitdir = isDir ? ((await readFile(path.join(adminDir, 'gitdir'), 'utf8').catch(() => '')).trim() || null) : null;
+      const dir = gitdir === null ? null : gitdir.replace(/\/\.git$/, '');
+      // git's should_prune_worktree (as `worktree list` asks it): not a folder, or unlocked
+      // with its gitdir file missing, empty or naming a path that no longer exists.
+      const prunable = !isDir || (lock === null && (gitdir === null || !(await exists(gitdir))));
+      return { dir, lock: lock === null ? null : lock.trim(), prunable, adminDir };
+    }),
+  );
+}
+
+/** What `readWorktreeList` says, from the git directory's files. */
+async function scanWorktrees(repo: string): Promise<{ corral: CorralWorktree[]; prunable: boolean }> {
+  const entries = await readWorktreeEntries(repo);
+  const corral: CorralWorktree[] = [];
+  for (const entry of entries) {
+    const owner = entry.lock === null ? null : /^corral pid=(\d+) host=(.*)$/.exec(entry.lock);
+    if (entry.dir === null || owner === null) continue;
+    const pid = Number(owner[1]);
+    corral.push({ dir: entry.dir, pid, stale: owner[2] === hostname() && !isAlive(pid) });
+  }
+  return { corral, prunable: entries.some((entry) => entry.prunable) };
+}
+
+function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 function isAlive(pid: number): boolean {

