@@ -44,7 +44,7 @@ export type ReplayLoader = (file: string, shownAs?: string) => Promise<ReplayScr
 /**
  * A loader that reads and checks each file once and hands the same script to every later
  * caller: one run validates its script in preflight and then plays it, and a long script
- * costs real time to parse. Per run, so an edited script is read afresh by the next run.
+ * costs real time to parse. Per command, so an edited script is read afresh by the next one.
  */
 export function memoizeReplayLoads(load: ReplayLoader = loadReplayScript): ReplayLoader {
   const loaded = new Map<string, Promise<ReplayScript>>();
@@ -93,7 +93,7 @@ async function parseScript(text: string, shownAs: string): Promise<z.infer<typeo
  * they would live.
  */
 export function createReplayModel(id: string, script: ReplayScript): Model {
-  // Per model, so per run: two runs replaying the same trace share nothing.
+  // Per model, so per run: two runs replaying the same script share nothing (each turn is a deep copy).
   let calls = 0;
   // The request grows by a turn each call; its size is kept up to date, not recomputed.
   const messagesBytes = createJsonSizer();
@@ -104,7 +104,7 @@ export function createReplayModel(id: string, script: ReplayScript): Model {
       request.signal.throwIfAborted();
       const index = script.source === 'trace' ? calls++ : request.messages.filter((m) => m.role === 'assistant').length;
       const turn = script.turns[index];
-      const content: TurnBlock[] = turn === undefined ? [{ type: 'text', text: `(the replay ${script.source} has no more turns)` }] : turn.content.map((b) => ({ ...b }));
+      const content: TurnBlock[] = turn === undefined ? [{ type: 'text', text: `(the replay ${script.source} has no more turns)` }] : structuredClone(turn.content);
       // As JSON.stringify({ s: system, m: messages, t: tools }).length, with the messages sized once each.
       let toolsBytes = fixedBytes.get(request.tools);
       if (toolsBytes === undefined) fixedBytes.set(request.tools, (toolsBytes = JSON.stringify(request.tools).length));

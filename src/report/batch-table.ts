@@ -17,16 +17,32 @@ export function formatBatchTable(report: BatchReport, c: ChalkInstance): string 
   return `${lines.join('\n')}\n`;
 }
 
-/** `corral: 8 tickets · 6 passed, 1 failed, 1 skipped · 12,345 tokens · $0.0123 · 12.3s · exit 1` */
+/** `corral: 8 tickets · 1 failed, 1 skipped, 6 passed · 12,345 tokens · $0.0123 · 12.3s · exit 1` */
 export function formatTotalsLine(totals: JsonTotals, c: ChalkInstance): string {
-  const counts = Object.entries(totals.byStatus)
-    .sort(([a], [b]) => statusOrder(a) - statusOrder(b))
-    .map(([status, n]) => `${n} ${status.replace('_', ' ')}`)
-    .join(', ');
-  const cost = totals.costUsd === null ? 'cost unknown' : `$${totals.costUsd.toFixed(4)}${totals.costUnknown > 0 ? ` (+${totals.costUnknown} unknown)` : ''}`;
+  const parts = describeTotals(totals);
   const shards = totals.shards.length === 0 ? '' : ` · shard${totals.shards.length === 1 ? '' : 's'} ${totals.shards.map((s) => `${s.index}/${s.count}`).join(', ')}`;
   const paint = totals.exitCode === 0 ? c.green.bold : c.red.bold;
-  return `${paint(`corral: ${totals.tickets} ticket${totals.tickets === 1 ? '' : 's'}`)} · ${counts || 'none run'} · ${totalTokens(totals.usage).toLocaleString('en-US')} tokens · ${cost} · ${formatDuration(totals.durationMs)}${shards} · ${paint(`exit ${totals.exitCode}`)}`;
+  return `${paint(`corral: ${parts.tickets}`)} · ${parts.counts} · ${parts.tokens} · ${parts.cost} · ${parts.time}${shards} · ${paint(`exit ${totals.exitCode}`)}`;
+}
+
+/** The words of a totals line, shared by the terminal table and the GitHub step summary. */
+export function describeTotals(totals: JsonTotals): { tickets: string; counts: string; tokens: string; cost: string; time: string } {
+  const counts = Object.entries(totals.byStatus)
+    .sort(([a], [b]) => statusOrder(a) - statusOrder(b) || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([status, n]) => `${n} ${statusWords(status)}`)
+    .join(', ');
+  return {
+    tickets: `${totals.tickets} ticket${totals.tickets === 1 ? '' : 's'}`,
+    counts: counts || 'none run',
+    tokens: `${totalTokens(totals.usage).toLocaleString('en-US')} tokens`,
+    cost: totals.costUsd === null ? 'cost unknown' : `$${totals.costUsd.toFixed(4)}${totals.costUnknown > 0 ? ` (+${totals.costUnknown} unknown)` : ''}`,
+    time: formatDuration(totals.durationMs),
+  };
+}
+
+/** `fence_violated` → `fence violated`. */
+export function statusWords(status: string): string {
+  return status.replace(/_/g, ' ');
 }
 
 function rowOf(ticket: TicketReport, c: ChalkInstance): { cells: string[]; ok: boolean; skipped: boolean; why: string } {

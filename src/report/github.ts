@@ -3,6 +3,8 @@ import { totalTokens } from '../agent/budget.js';
 import type { BatchReport, JsonTotals, TicketReport } from '../batch/report.js';
 import { formatDuration } from './summary.js';
 import { makeVisible } from './visible.js';
+import { reportPath } from './report-path.js';
+import { describeTotals, statusWords } from './batch-table.js';
 
 // What a GitHub Actions job shows of a batch: an annotation on each ticket file that did
 // not pass (workflow commands on stdout), and a table for the job's step summary
@@ -18,7 +20,7 @@ export interface GithubAnnotationOptions {
 export function githubAnnotations(report: BatchReport, options: GithubAnnotationOptions): string[] {
   const base = options.workspace ?? options.cwd;
   return report.tickets.filter(needsAnnotation).map((ticket) => {
-    const file = relativePath(base, path.resolve(options.cwd, ticket.ticket.file));
+    const file = reportPath(base, path.resolve(options.cwd, ticket.ticket.file));
     const title = `corral: ${ticket.ticket.id} ${ticket.status}`;
     return `::error file=${escapeProperty(file)},title=${escapeProperty(title)}::${escapeData(annotationMessage(ticket))}`;
   });
@@ -61,9 +63,6 @@ function visibleKeepingLineBreaks(text: string): string {
 /** How much of a reason a table cell shows. */
 export const REASON_LIMIT = 200;
 
-// Statuses in the order the totals line names them; any other (from a newer report) follows.
-const STATUS_ORDER = ['passed', 'failed', 'fence_violated', 'budget_exhausted', 'blocked', 'refused', 'model_error', 'internal_error', 'interrupted', 'skipped'];
-
 /** The Markdown for $GITHUB_STEP_SUMMARY: a totals line and one table row per ticket. */
 export function githubStepSummary(report: BatchReport, options: { cwd: string }): string {
   const lines = [
@@ -79,29 +78,13 @@ export function githubStepSummary(report: BatchReport, options: { cwd: string })
 }
 
 function totalsLine(totals: JsonTotals): string {
-  const known = STATUS_ORDER.filter((status) => totals.byStatus[status] !== undefined);
-  const others = Object.keys(totals.byStatus)
-    .filter((status) => !STATUS_ORDER.includes(status))
-    .sort();
-  const byStatus = [...known, ...others].map((status) => `${totals.byStatus[status]} ${statusWords(status)}`).join(', ');
-  const tickets = `${totals.tickets} ${totals.tickets === 1 ? 'ticket' : 'tickets'}`;
-  const tokens = `${totalTokens(totals.usage).toLocaleString('en-US')} tokens`;
-  return escapeMarkdown([`${tickets}: ${byStatus}`, tokens, totalCost(totals), formatDuration(totals.durationMs)].join(' · '));
-}
-
-function totalCost(totals: JsonTotals): string {
-  if (totals.costUsd === null) return 'cost unknown';
-  const cost = `$${totals.costUsd.toFixed(4)}`;
-  return totals.costUnknown > 0 ? `${cost} (+${totals.costUnknown} unknown)` : cost;
-}
-
-function statusWords(status: string): string {
-  return status.replace(/_/g, ' ');
+  const parts = describeTotals(totals);
+  return escapeMarkdown([`${parts.tickets}: ${parts.counts}`, parts.tokens, parts.cost, parts.time].join(' · '));
 }
 
 function tableRow(ticket: TicketReport, cwd: string): string {
   const title = ticket.ticket.title ? ` — ${ticket.ticket.title}` : '';
-  const name = `${escapeCell(ticket.ticket.id + title)}<br><sub>${escapeCell(relativePath(cwd, path.resolve(cwd, ticket.ticket.file)))}</sub>`;
+  const name = `${escapeCell(ticket.ticket.id + title)}<br><sub>${escapeCell(reportPath(cwd, ticket.ticket.file))}</sub>`;
   const status = `${ticket.status === 'passed' ? '✅' : ticket.type === 'skipped' ? '⏭️' : '❌'} ${statusWords(ticket.status)}`;
   const spent =
     ticket.type === 'run'
@@ -129,6 +112,3 @@ function escapeMarkdown(text: string): string {
   return visibleKeepingLineBreaks(text).replace(/&/g, '&amp;').replace(/</g, '&lt;');
 }
 
-function relativePath(base: string, file: string): string {
-  return (path.relative(base, file) || '.').split(path.sep).join('/');
-}

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { Chalk } from 'chalk';
 import { totalTokens } from '../agent/budget.js';
 import type { BatchReport, JsonSkippedReport, TicketReport } from '../batch/report.js';
@@ -6,6 +5,7 @@ import type { CheckResult, RunStatus } from '../run/result.js';
 import type { JsonRunReport } from './json.js';
 import { formatSummary } from './summary.js';
 import { makeVisible } from './visible.js';
+import { reportPath } from './report-path.js';
 
 // JUnit XML is what CI servers (Jenkins, GitLab, Azure, the GitHub test-report actions)
 // read to list test results. Each ticket is one testcase; schema/junit.xsd describes the
@@ -71,7 +71,7 @@ const TESTCASE_PAD = '    ';
 const CHILD_PAD = '      ';
 
 function formatTestcase(ticket: TicketReport, cwd: string): string {
-  const head = `${TESTCASE_PAD}<testcase${attributes({ name: testcaseName(ticket), classname: relativePath(cwd, ticket.ticket.file), time: seconds(ticket.type === 'run' ? ticket.durationMs : 0) })}>`;
+  const head = `${TESTCASE_PAD}<testcase${attributes({ name: testcaseName(ticket), classname: reportPath(cwd, ticket.ticket.file), time: seconds(ticket.type === 'run' ? ticket.durationMs : 0) })}>`;
   const children = ticket.type === 'run' ? runChildren(ticket, cwd) : skippedChildren(ticket);
   return [head, ...children.map((child) => CHILD_PAD + child), `${TESTCASE_PAD}</testcase>`].join('\n');
 }
@@ -111,9 +111,9 @@ function runProperties(run: JsonRunReport, cwd: string): [string, string][] {
     ['corral.tokens', String(totalTokens(run.usage))],
   );
   if (run.costUsd !== null) properties.push(['corral.cost_usd', String(run.costUsd)]);
-  if (run.patch) properties.push(['corral.patch', relativePath(cwd, run.patch)]);
+  if (run.patch) properties.push(['corral.patch', reportPath(cwd, run.patch)]);
   if (run.branch) properties.push(['corral.branch', run.branch]);
-  if (run.trace) properties.push(['corral.trace', relativePath(cwd, run.trace)]);
+  if (run.trace) properties.push(['corral.trace', reportPath(cwd, run.trace)]);
   return properties;
 }
 
@@ -144,7 +144,7 @@ export function failureDetails(run: JsonRunReport, cwd: string): string {
   }
   for (const change of run.hostChanges ?? []) lines.push(`host: ${change}`);
   for (const record of run.denied) lines.push(`denied: ${record.call} (by ${record.rule}: ${record.reason})`);
-  if (run.approvalsNeeded) lines.push(`approve: ${relativePath(cwd, run.approvalsNeeded)}`);
+  if (run.approvalsNeeded) lines.push(`approve: ${reportPath(cwd, run.approvalsNeeded)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -161,9 +161,6 @@ function outputTail(output: string): string {
   return `… (${clean.length - tail.length} earlier characters cut)\n${tail}`;
 }
 
-function relativePath(cwd: string, file: string): string {
-  return (path.relative(cwd, path.resolve(cwd, file)) || '.').split(path.sep).join('/');
-}
 
 /** JUnit times are seconds; three decimals keep milliseconds without float noise. */
 function seconds(ms: number): string {

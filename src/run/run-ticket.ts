@@ -8,7 +8,7 @@ import { BudgetMeter } from '../agent/budget.js';
 import { prepareModel } from '../agent/create-model.js';
 import { runAgentLoop, type LoopOutcome } from '../agent/loop.js';
 import { isReplayModel } from '../agent/model-id.js';
-import { memoizeReplayLoads } from '../agent/replay-model.js';
+import { memoizeReplayLoads, type ReplayLoader } from '../agent/replay-model.js';
 import { costUsd } from '../agent/prices.js';
 import { buildSystemPrompt, buildTaskMessage } from '../agent/system-prompt.js';
 import { UsageError } from '../errors.js';
@@ -59,6 +59,8 @@ export interface RunOptions {
   settings?: Settings;
   /** The terminal to ask a person on; absent, the run is unattended and every ask is refused. */
   prompt?: TerminalPrompt;
+  /** How replay scripts are loaded; a command passes the one its ticket loader used, so no script is parsed twice. */
+  loadReplayScript?: ReplayLoader;
 }
 
 const OUTPUT_CAP = 30_000;
@@ -88,7 +90,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   const modelId = modelOf(ticket);
   const prices = priceTable(settings);
   // The replay script is checked by the preflight and then played: read and parsed once.
-  const loadScript = memoizeReplayLoads();
+  const loadScript = options.loadReplayScript ?? memoizeReplayLoads();
   const problems = [...applied.problems, ...(await preflightTicket(ticket, { env: options.env, cwd: options.cwd, requireKey: true, prices, loadReplayScript: loadScript }))];
   if (problems.length > 0) throw new UsageError(`${shownFile}: cannot run`, problems);
   const model = await prepareModel(modelId, options.env, options.cwd, settings.modelApi, loadScript);

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { NO_USER_CONFIG, PROJECT_ROOT, runCli } from '../support/cli.js';
+import { NO_USER_CONFIG, PROJECT_ROOT, runCli, runReport } from '../support/cli.js';
 import { answerPrompts, runInPty } from '../support/pty.js';
 import { gitIn, repoWithFiles } from '../support/repo.js';
 
@@ -21,6 +21,7 @@ function askingRepo(turns: string, config = ''): string {
 
 const FINISH = '  - tools:\n      - Write: {file_path: src/app.js, content: "export const app = 2;\\n"}\n  - text: Done.\n';
 
+/** The report line in a terminal's mixed output (stdout and stderr together). */
 function jsonReport(output: string): Record<string, any> {
   const line = output.split('\n').find((l) => l.startsWith('{"corral"'));
   if (!line) throw new Error(`no JSON report in:\n${output}`);
@@ -103,7 +104,7 @@ describe('unattended runs', () => {
     const repo = askingRepo(['  - tools:\n      - Bash: {command: node scripts/gen.js from-ci}\n', FINISH].join(''));
     const run = await runCli(['run', 't.yaml', '--json'], { cwd: repo });
     expect(run.exitCode).toBe(0);
-    const report = jsonReport(run.stdout);
+    const report = runReport(run.stdout);
     expect(report.asked).toEqual([expect.objectContaining({ rule: 'default', answer: 'unattended' })]);
     expect(readFileSync(report.patch, 'utf8')).not.toContain('from-ci');
     expect(report.approvalsNeeded).toBe(path.join(report.runDir, 'approvals-needed.yaml'));
@@ -116,7 +117,7 @@ describe('unattended runs', () => {
     // Paste the rule into the project config and run again: no ask, the call runs.
     writeFileSync(path.join(repo, 'corral.yaml'), `policy:\n  allow:\n${entries[0]!.allow.map((rule) => `    - ${JSON.stringify(rule)}\n`).join('')}`);
     const again = await runCli(['run', 't.yaml', '--json'], { cwd: repo });
-    const second = jsonReport(again.stdout);
+    const second = runReport(again.stdout);
     expect(second.asked).toEqual([]);
     expect(second.approvalsNeeded).toBeUndefined();
     expect(readFileSync(second.patch, 'utf8')).toContain('+from-ci');
@@ -141,7 +142,7 @@ describe('unattended runs', () => {
     );
     const run = await runCli(['run', 't.yaml', '--json'], { cwd: repo });
     expect(run.exitCode).toBe(4);
-    const report = jsonReport(run.stdout);
+    const report = runReport(run.stdout);
     expect(report.status).toBe('blocked');
     expect(report.reason).toContain('2 calls in a row were denied or refused (limit 2)');
     expect(report.steps).toBe(2);

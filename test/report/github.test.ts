@@ -78,7 +78,7 @@ describe('githubStepSummary', () => {
     expect(lines.slice(0, 6)).toEqual([
       '### corral',
       '',
-      '6 tickets: 1 passed, 1 failed, 1 interrupted, 3 skipped · 4,500 tokens · $0.0246 (+1 unknown) · 1m2s',
+      '6 tickets: 1 interrupted, 1 failed, 3 skipped, 1 passed · 4,500 tokens · $0.0246 (+1 unknown) · 1m2s',
       '',
       '| Ticket | Status | Steps | Tokens | Cost | Time | Why |',
       '| --- | --- | ---: | ---: | ---: | ---: | --- |',

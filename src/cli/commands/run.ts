@@ -9,6 +9,7 @@ import { runTicket } from '../../run/run-ticket.js';
 import { internalErrorResult } from '../../run/result.js';
 import { modelOf } from '../../run/preflight.js';
 import { isReplayModel, replayModelId, replayScriptPath } from '../../agent/model-id.js';
+import { memoizeReplayLoads } from '../../agent/replay-model.js';
 import { createTerminalPrompt, type TerminalPrompt } from '../../guard/approval/terminal-prompt.js';
 import { scheduleBatch } from '../../batch/schedule.js';
 import { inShard, parseShard } from '../../batch/shard.js';
@@ -32,7 +33,9 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
   const junit = options.junit === undefined ? undefined : path.resolve(cwd, options.junit);
   if (junit) await checkJunitTarget(junit, options.junit!);
   const model = options.model && isReplayModel(options.model) ? replayModelId(path.resolve(cwd, replayScriptPath(options.model))) : options.model;
-  const loaded = await loadTickets(inputs, { ...(model ? { model } : {}), env: io.env, cwd, requireKey: true, requireUsdBudget: maxUsd !== undefined });
+  // One loader for the command: each replay script is read and checked once, by the ticket loader, and then played.
+  const loadReplayScript = memoizeReplayLoads();
+  const loaded = await loadTickets(inputs, { ...(model ? { model } : {}), env: io.env, cwd, requireKey: true, requireUsdBudget: maxUsd !== undefined, loadReplayScript });
   const problems = loaded.flatMap((l) => l.problems);
   if (problems.length > 0) throw new UsageError(`${problems.length} problem(s) in the tickets; nothing was run`, problems);
   const runs = loaded
@@ -75,12 +78,15 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
             ...(model ? { model } : {}),
             ...(settings ? { settings } : {}),
             ...(prompt ? { prompt } : {}),
+            loadReplayScript,
             ...(options.runsDir ? { runsDir: path.resolve(cwd, options.runsDir) } : {}),
             interrupt: interrupt.signal,
             env: io.env,
             cwd,
             onEvent: (event) => output.event(ticket.id, event),
           }).catch((error: unknown) => {
+            // Bad input found only now (a base gone since the tickets were checked) stays exit 64.
+            if (error instanceof UsageError) throw error;
             // A bug or a failing machine, not an outcome: said on stderr too, and the batch goes on.
             output.notice(redact(`[${ticket.id}] internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
             return internalErrorResult(ticket, model ?? modelOf(ticket), error, Date.now() - ticketStartedAt);
