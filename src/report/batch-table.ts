@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { totalTokens } from '../agent/budget.js';
 import type { BatchReport, JsonTotals, TicketReport } from '../batch/report.js';
-import { formatDuration, STATUS_LABEL } from './summary.js';
+import { formatCount, formatDuration, STATUS_LABEL } from './summary.js';
 import { makeVisible as visible } from './visible.js';
 
 /** The batch at a glance, after every ticket: one totals line, then one row per ticket. Pure. */
@@ -34,7 +34,7 @@ export function describeTotals(totals: JsonTotals): { tickets: string; counts: s
   return {
     tickets: `${totals.tickets} ticket${totals.tickets === 1 ? '' : 's'}`,
     counts: counts || 'none run',
-    tokens: `${totalTokens(totals.usage).toLocaleString('en-US')} tokens`,
+    tokens: `${formatCount(totalTokens(totals.usage))} tokens`,
     cost: totals.costUsd === null ? 'cost unknown' : `$${totals.costUsd.toFixed(4)}${totals.costUnknown > 0 ? ` (+${totals.costUnknown} unknown)` : ''}`,
     time: formatDuration(totals.durationMs),
   };
@@ -55,7 +55,7 @@ function rowOf(ticket: TicketReport, c: ChalkInstance): { cells: string[]; ok: b
       `${ok ? '✔' : '✘'} ${STATUS_LABEL[ticket.status]}`,
       visible(ticket.ticket.id),
       `${ticket.steps} step${ticket.steps === 1 ? '' : 's'}`,
-      `${totalTokens(ticket.usage).toLocaleString('en-US')} tok`,
+      `${formatCount(totalTokens(ticket.usage))} tok`,
       ticket.costUsd === null ? '$?' : `$${ticket.costUsd.toFixed(4)}`,
       formatDuration(ticket.durationMs),
     ],

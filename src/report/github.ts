@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { totalTokens } from '../agent/budget.js';
 import type { BatchReport, JsonTotals, TicketReport } from '../batch/report.js';
-import { formatDuration } from './summary.js';
+import { formatCount, formatDuration } from './summary.js';
 import { makeVisible } from './visible.js';
 import { reportPath } from './report-path.js';
 import { describeTotals, statusWords } from './batch-table.js';
@@ -88,7 +88,7 @@ function tableRow(ticket: TicketReport, cwd: string): string {
   const status = `${ticket.status === 'passed' ? '✅' : ticket.type === 'skipped' ? '⏭️' : '❌'} ${statusWords(ticket.status)}`;
   const spent =
     ticket.type === 'run'
-      ? [String(ticket.steps), totalTokens(ticket.usage).toLocaleString('en-US'), ticket.costUsd === null ? 'unknown' : `$${ticket.costUsd.toFixed(4)}`, formatDuration(ticket.durationMs)]
+      ? [String(ticket.steps), formatCount(totalTokens(ticket.usage)), ticket.costUsd === null ? 'unknown' : `$${ticket.costUsd.toFixed(4)}`, formatDuration(ticket.durationMs)]
       : ['—', '—', '—', '—'];
   const why = ticket.status === 'passed' ? '' : escapeCell(cut(ticket.reason, REASON_LIMIT));
   return `| ${[name, status, ...spent, why].join(' | ')} |`;

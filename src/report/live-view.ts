@@ -2,7 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import { addUsage, totalTokens } from '../agent/budget.js';
 import { ZERO_USAGE, type TokenUsage } from '../agent/model.js';
 import type { RunEvent } from './events.js';
-import { formatDuration } from './summary.js';
+import { formatCount, formatDuration } from './summary.js';
 import { makeVisible as visible } from './visible.js';
 
 // A batch in a terminal: one line per running ticket at the bottom of the screen, redrawn
@@ -107,7 +107,7 @@ export class LiveView {
     const width = Math.max(20, (this.options.out as { columns?: number }).columns || 100);
     return [...this.running.values()].map((r) => {
       const tool = r.lastTool ? ` · ${visible(r.lastTool)}` : '';
-      const line = `${c.cyan('▸')} ${visible(r.id)}  ${c.dim(`step ${r.step}${tool} · ${formatDuration(Math.max(0, this.now() - r.startedAt))} · ${totalTokens(r.usage).toLocaleString('en-US')} tokens`)}`;
+      const line = `${c.cyan('▸')} ${visible(r.id)}  ${c.dim(`step ${r.step}${tool} · ${formatDuration(Math.max(0, this.now() - r.startedAt))} · ${formatCount(totalTokens(r.usage))} tokens`)}`;
       return cutToWidth(line, width - 1);
     });
   }

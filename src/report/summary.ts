@@ -30,6 +30,15 @@ const ANSWER_TEXT: Record<string, string> = {
 
 const KIND_LETTER: Record<ChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', mode: 'm', type: 'T' };
 
+/**
+ * A whole number with commas between thousands (12,345). Not toLocaleString: its first
+ * call loads the ICU locale data, about 25 ms of every run's summary.
+ */
+export function formatCount(n: number): string {
+  const digits = String(Math.round(Math.abs(n)));
+  return `${n < 0 ? '-' : ''}${digits.replace(/\B(?=(\d{3})+$)/g, ',')}`;
+}
+
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
@@ -50,7 +59,7 @@ export function formatSummary(result: RunResult, c: ChalkInstance, cwd: string):
   const cached = result.usage.cacheReadTokens;
   const cache = tokens > 0 && cached > 0 ? ` (${Math.round((cached / tokens) * 100)}% cached)` : '';
   const cost = result.costUsd === null ? 'cost unknown' : `$${result.costUsd.toFixed(4)}`;
-  lines.push(`  ${c.dim('spent')}    ${result.steps} steps · ${tokens.toLocaleString('en-US')} tokens${cache} · ${cost} · ${formatDuration(result.durationMs)} · ${isReplayModel(result.model) ? replayModelId(rel(replayScriptPath(result.model))) : result.model}`);
+  lines.push(`  ${c.dim('spent')}    ${result.steps} steps · ${formatCount(tokens)} tokens${cache} · ${cost} · ${formatDuration(result.durationMs)} · ${isReplayModel(result.model) ? replayModelId(rel(replayScriptPath(result.model))) : result.model}`);
 
   if (result.changes.length === 0) lines.push(`  ${c.dim('changes')}  none`);
   else {

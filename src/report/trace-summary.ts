@@ -2,7 +2,7 @@ import { describeCall } from './describe-call.js';
 import type { ChalkInstance } from 'chalk';
 import { isReplayModel } from '../agent/model-id.js';
 import { costUsd } from '../agent/prices.js';
-import { formatDuration } from './summary.js';
+import { formatCount, formatDuration } from './summary.js';
 import type { TraceLine } from './trace-read.js';
 import { makeVisible as visible } from './visible.js';
 
@@ -242,7 +242,7 @@ export function formatTraceSummary(s: TraceSummary, c: ChalkInstance): string {
   lines.push(`  ${label('steps')}${s.steps} · ${s.toolCalls} tool calls · ${s.denied.length} denied · ${s.asked.length} asked${duration}`);
   const t = s.tokens;
   const ratio = s.cacheHitRatio === null ? 'n/a' : `${(s.cacheHitRatio * 100).toFixed(1)}%`;
-  lines.push(`  ${label('tokens')}${t.input.toLocaleString('en-US')} in · ${t.output.toLocaleString('en-US')} out · ${t.cacheRead.toLocaleString('en-US')} cache read · ${t.cacheWrite.toLocaleString('en-US')} cache write · cache hit ${ratio}`);
+  lines.push(`  ${label('tokens')}${formatCount(t.input)} in · ${formatCount(t.output)} out · ${formatCount(t.cacheRead)} cache read · ${formatCount(t.cacheWrite)} cache write · cache hit ${ratio}`);
   lines.push(`  ${label('cost')}${s.costUsd === null ? 'unknown' : `$${s.costUsd.toFixed(4)}`}`);
 
   if (s.tools.length > 0) {
