@@ -64,8 +64,8 @@ export async function checkTicketFile(file: string): Promise<TicketCheck> {
 
   const id = typeof fields['id'] === 'string' ? fields['id'] : path.parse(file).name;
   if (fields['id'] === undefined) problems.push(...checkFileNameId(id));
-  const repo = await resolveRepo(fields['repo'], absolute);
-  if (repo.root) problems.push(...(await checkBase(fields['base'], repo.root)));
+  const repo = await resolveRepo(fields['repo'], absolute, fields['base']);
+  if (repo.root) problems.push(...checkBase(fields['base'], { ...repo, root: repo.root }));
   const model = await resolveModel(fields['model'], absolute);
   problems.push(...repo.problems, ...model.problems);
 
@@ -74,6 +74,7 @@ export async function checkTicketFile(file: string): Promise<TicketCheck> {
     file: absolute,
     id,
     repo: repo.root,
+    ...(repo.baseCommit ? { baseCommit: repo.baseCommit } : {}),
     task: parsedFields.data.task,
     model: model.model,
   });

@@ -15,6 +15,8 @@ export interface TicketFacts {
   id: string;
   /** Top directory of the repository. */
   repo: string;
+  /** The commit `base` named when the ticket was loaded. */
+  baseCommit?: string;
   /** From `task`, or the Markdown body. */
   task: string;
   /** `model` with a replay path made absolute. */
@@ -29,6 +31,7 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     title: fields.title,
     repo: facts.repo,
     base: fields.base ?? 'HEAD',
+    ...(facts.baseCommit ? { baseCommit: facts.baseCommit } : {}),
     task: facts.task.trim(),
     allow: fields.allow,
     forbid: fields.forbid ?? [],

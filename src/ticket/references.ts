@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { findRepoRoot, resolveCommit } from '../workspace/git.js';
+import { findRepoAndCommit, findRepoRoot } from '../workspace/git.js';
 import type { FieldProblem } from './positions.js';
 import { isReplayModel, replayModelId, replayScriptPath } from '../agent/model-id.js';
 
@@ -13,37 +13,50 @@ import { isReplayModel, replayModelId, replayScriptPath } from '../agent/model-i
 export interface RepoResolution {
   /** Top directory of the repository, when it was found. */
   root?: string;
+  /** The commit `base` (default `HEAD`) names there, when it names one. */
+  baseCommit?: string;
   problems: FieldProblem[];
 }
 
-/** Finds the repository the ticket works on: `repo` relative to the ticket, or the one containing it. */
-export async function resolveRepo(repo: unknown, ticketFile: string): Promise<RepoResolution> {
+/**
+ * Finds the repository the ticket works on (`repo` relative to the ticket, or the one
+ * containing it) and the commit its `base` names there, one git call for both.
+ */
+export async function resolveRepo(repo: unknown, ticketFile: string, base?: unknown): Promise<RepoResolution> {
   if (repo !== undefined && typeof repo !== 'string') return { problems: [] };
   const ticketDir = path.dirname(ticketFile);
+  const find = async (dir: string): Promise<{ root?: string; baseCommit?: string }> => {
+    if (base !== undefined && (typeof base !== 'string' || base === '')) {
+      const root = await findRepoRoot(dir);
+      return root ? { root } : {};
+    }
+    const found = await findRepoAndCommit(dir, base ?? 'HEAD');
+    return { ...(found.root ? { root: found.root } : {}), ...(found.commit ? { baseCommit: found.commit } : {}) };
+  };
   if (repo === undefined || repo === '') {
-    const root = await findRepoRoot(ticketDir);
-    if (root) return { root, problems: [] };
+    const found = await find(ticketDir);
+    if (found.root) return { ...found, problems: [] };
     return problem(['repo'], 'the ticket is not inside a git repository', 'set `repo:` to the repository to work on');
   }
   const dir = path.resolve(ticketDir, repo);
   if (!(await isDirectory(dir))) {
     return problem(['repo'], `\`${repo}\` is not a directory (resolved to ${dir})`, '`repo` is relative to the ticket file');
   }
-  const root = await findRepoRoot(dir);
-  if (root) return { root, problems: [] };
+  const found = await find(dir);
+  if (found.root) return { ...found, problems: [] };
   return problem(['repo'], `\`${repo}\` is not in a git repository (resolved to ${dir})`, 'point `repo` at a git repository, or run `git init` there');
 }
 
-/** Checks that `base` (default `HEAD`) names a commit in the repository. */
-export async function checkBase(base: unknown, repoRoot: string): Promise<FieldProblem[]> {
+/** Checks that `base` (default `HEAD`) names a commit in the repository `resolveRepo` found. */
+export function checkBase(base: unknown, repo: RepoResolution & { root: string }): FieldProblem[] {
   if (base !== undefined && (typeof base !== 'string' || base === '')) return [];
   const rev = base ?? 'HEAD';
-  if (await resolveCommit(repoRoot, rev)) return [];
+  if (repo.baseCommit) return [];
   const hint =
     base === undefined
       ? 'the repository has no commits yet: commit something, or set `base`'
       : 'use a branch, tag or commit that exists, e.g. `base: main`';
-  return problem(['base'], `\`${rev}\` does not resolve to a commit in ${repoRoot}`, hint).problems;
+  return problem(['base'], `\`${rev}\` does not resolve to a commit in ${repo.root}`, hint).problems;
 }
 
 export interface ModelResolution {

@@ -26,8 +26,13 @@ export interface Ticket {
   title?: string;
   /** Absolute path of the top directory of the git repository to work on. */
   repo: string;
-  /** The commit-ish as written (default `HEAD`); resolved to a commit when the worktree is made. */
+  /** The commit-ish as written (default `HEAD`). */
   base: string;
+  /**
+   * The commit `base` named when the ticket was loaded and checked. A run uses it, so every
+   * ticket of a batch starts from the commit that was checked, however long the batch takes.
+   */
+  baseCommit?: string;
   task: string;
   allow: string[];
   forbid: string[];

@@ -102,6 +102,20 @@ export async function findRepoRoot(dir: string): Promise<string | null> {
   return r.stdout.trim();
 }
 
+/**
+ * The repository containing `dir` and the commit `rev` names in it, with one git process
+ * (a ticket's load needs both, and each git process costs a fork): root null when `dir`
+ * is in no repository, commit null when `rev` names no commit there.
+ */
+export async function findRepoAndCommit(dir: string, rev: string): Promise<{ root: string | null; commit: string | null }> {
+  if (rev.startsWith('-')) return { root: await findRepoRoot(dir), commit: null };
+  // git prints the top directory first and then verifies the rev: exit 1 (quiet) when
+  // the rev names no commit, 128 when there is no repository at all.
+  const r = await git(dir, ['rev-parse', '--show-toplevel', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], { allowFailure: true }).catch(() => null);
+  const [root, commit] = r && (r.exitCode === 0 || r.exitCode === 1) ? r.stdout.split('\n') : [];
+  return { root: root || null, commit: r?.exitCode === 0 && commit ? commit : null };
+}
+
 /** The commit `rev` names in `repo`, or null when it does not resolve to a commit. */
 export async function resolveCommit(repo: string, rev: string): Promise<string | null> {
   if (rev.startsWith('-')) return null;

@@ -15,6 +15,8 @@ describe('loadTicket on valid tickets', () => {
       id: 'fix-date',
       repo,
       base: 'HEAD',
+      // Resolved once when the ticket is loaded, so a run starts from the commit that was checked.
+      baseCommit: runGit(repo, ['rev-parse', 'HEAD']).trim(),
       task: 'Fix the date parser',
       allow: ['src/**'],
       forbid: [],
@@ -73,6 +75,7 @@ describe('loadTicket on valid tickets', () => {
       title: 'Everything',
       repo,
       base: 'release',
+      baseCommit: runGit(repo, ['rev-parse', 'release^{commit}']).trim(),
       task: 'Do it all.',
       allow: ['src/**', 'test/*.ts'],
       forbid: ['src/secret/**'],
