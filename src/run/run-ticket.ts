@@ -36,7 +36,7 @@ import type { TerminalPrompt } from '../guard/approval/terminal-prompt.js';
 import { runStartRules } from '../guard/rules/policy.js';
 import { decideRunStart } from '../guard/run-start.js';
 import { hookScriptFiles } from '../guard/hook-scripts.js';
-import { createSandbox } from '../guard/sandbox/sandbox.js';
+import { createSandbox, sandboxConfinement } from '../guard/sandbox/sandbox.js';
 import { applySettings, configDigest, defaultSettings, priceTable, type Settings } from '../config/settings.js';
 import { CORRAL_VERSION } from '../version.js';
 
@@ -79,7 +79,10 @@ export function makeRunId(ticketId: string, now: number): string {
   return `${ticketId}-${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
-/** One ticket end to end: model → worktree → setup → loop → checks → fence → patch/branch → result. */
+/**
+ * One ticket end to end: model → worktree (while the first request is out) → setup → loop →
+ * checks → fence → patch/branch → result.
+ */
 export async function runTicket(written: Ticket, options: RunOptions): Promise<RunResult> {
   const now = options.now ?? Date.now;
   const startedAt = now();
@@ -94,7 +97,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   const problems = [...applied.problems, ...(await preflightTicket(ticket, { env: options.env, cwd: options.cwd, requireKey: true, prices, loadReplayScript: loadScript }))];
   if (problems.length > 0) throw new UsageError(`${shownFile}: cannot run`, problems);
   const model = await prepareModel(modelId, options.env, options.cwd, settings.modelApi, loadScript);
-  const baseCommit = await resolveCommit(ticket.repo, ticket.base);
+  const baseCommit = ticket.baseCommit ?? (await resolveCommit(ticket.repo, ticket.base));
   if (!baseCommit) throw new UsageError(`${shownFile}: base ${ticket.base} does not resolve to a commit in ${ticket.repo}`);
 
   const runId = makeRunId(ticket.id, startedAt);
@@ -127,38 +130,40 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   try {
     outcome = await gateRunStart(ticket, settings, approver, options.interrupt, emit);
     if (outcome) throw new RunNotStarted();
-    hostBefore = await recordHostState(ticket.repo);
-    worktree = await createWorktree(ticket.repo, baseCommit, ticket.id, { keep: options.keep });
-    emit({ type: 'worktree', dir: worktree.dir, baseCommit });
-    tempDir = await mkdtemp(path.join(tmpdir(), 'corral-tmp-'));
-    const madeTempDir = tempDir;
-    forgetTempDir = trackLeftover(() => rmSync(madeTempDir, { recursive: true, force: true }));
-    const env = buildToolEnv(options.env, ticket.env, tempDir);
-    // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
-    // Hooks are trusted and run outside it; Read/Write/Edit run in corral, under the guard.
-    // Hooks run trusted and unsandboxed, so the scripts they name are kept from every
-    // writer: the guard denies the agent's writes, the sandbox binds them read-only, and a
-    // script that changes anyway is no longer run (runGateHooks).
-    const hookScripts = await hookScriptFiles(settings.hooks, worktree.dir, env);
-    const hookDigests = digestFiles(hookScripts);
-    const sandbox = await createSandbox({
-      protectedFiles: hookScripts,
-      mode: ticket.sandbox,
-      worktree: worktree.dir,
-      tmpDir: tempDir,
-      network: ticket.network,
-      ...(env.HOME ? { home: env.HOME } : {}),
-      ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
-    });
-    sandboxKind = sandbox.kind;
-    if (sandbox.warning) warnings.push(sandbox.warning);
-    emit({ type: 'sandbox', kind: sandbox.kind, network: sandbox.network, ...(sandbox.warning ? { warning: sandbox.warning } : {}) });
-    const site: CommandSite = { cwd: worktree.dir, env, outputCap: OUTPUT_CAP, sandbox };
-    outcome = await runSetup(ticket, site, options.interrupt, meter, emit);
-    if (!outcome) {
+    // The worktree, temp dir, sandbox and guard are made while the model reads the task:
+    // the first request goes out now, and nothing it asks for runs before they are ready.
+    // A ticket with setup commands waits for them instead, so a failing setup costs no request.
+    const workspace = prepareWorkspace(async () => {
+      hostBefore = await recordHostState(ticket.repo);
+      worktree = await createWorktree(ticket.repo, baseCommit, ticket.id, { keep: options.keep });
+      emit({ type: 'worktree', dir: worktree.dir, baseCommit });
+      tempDir = await mkdtemp(path.join(tmpdir(), 'corral-tmp-'));
+      const madeTempDir = tempDir;
+      forgetTempDir = trackLeftover(() => rmSync(madeTempDir, { recursive: true, force: true }));
+      const env = buildToolEnv(options.env, ticket.env, tempDir);
+      // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
+      // Hooks are trusted and run outside it; Read/Write/Edit run in corral, under the guard.
+      // Hooks run trusted and unsandboxed, so the scripts they name are kept from every
+      // writer: the guard denies the agent's writes, the sandbox binds them read-only, and a
+      // script that changes anyway is no longer run (runGateHooks).
+      const hookScripts = await hookScriptFiles(settings.hooks, worktree.dir, env);
+      const hookDigests = digestFiles(hookScripts);
+      const sandbox = await createSandbox({
+        protectedFiles: hookScripts,
+        mode: ticket.sandbox,
+        worktree: worktree.dir,
+        tmpDir: tempDir,
+        network: ticket.network,
+        ...(env.HOME ? { home: env.HOME } : {}),
+        ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
+      });
+      sandboxKind = sandbox.kind;
+      if (sandbox.warning) warnings.push(sandbox.warning);
+      emit({ type: 'sandbox', kind: sandbox.kind, network: sandbox.network, ...(sandbox.warning ? { warning: sandbox.warning } : {}) });
+      const site: CommandSite = { cwd: worktree.dir, env, outputCap: OUTPUT_CAP, sandbox };
       const worktreeDir = worktree.dir;
-      const guard = createGuard({ worktree: worktreeDir, tmpDir: tempDir, env, ticket, layers: settings.policyLayers, hookScripts });
-      emit({ type: 'policy', rules: guard.policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope })), defaultEffect: guard.policy.defaultEffect });
+      const madeTemp = tempDir;
+      const guard = createGuard({ worktree: worktreeDir, tmpDir: madeTemp, env, ticket, layers: settings.policyLayers, hookScripts });
       const gate: CallGate = {
         guard,
         approver,
@@ -186,33 +191,58 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
         bashMaxTimeoutMs: 10 * 60_000,
         sandbox,
       });
-      outcome = await runAgentLoop({
-        model,
-        system: buildSystemPrompt(ticket, sandbox.kind === 'bwrap' ? { network: sandbox.network } : undefined),
-        taskMessage: buildTaskMessage(ticket),
-        tools: toolSpecs(),
-        meter,
-        maxTokens: MAX_TOKENS,
-        checkRounds: ticket.checkRounds,
-        interrupt: options.interrupt,
-        emit,
-        priceTurn: (usage) => (isReplayModel(model.id) ? 0 : costUsd(model.id, usage, prices)),
-        runToolCall: (use, step, signal) => runToolCall(use, step, toolContext(signal), emit, ledger, gate),
-        blocked: () => {
-          const limit = settings.maxRefusalsInARow.value;
-          return ledger.streak.inARow >= limit
-            ? `${ledger.streak.inARow} calls in a row were denied or refused (limit ${limit}); stopping instead of burning the budget`
-            : null;
-        },
-        stopHooks: async (active, signal) => runGateHooks(gate, 'Stop', { stop_hook_active: active }, signal, emit, meter.steps),
-        runChecks: async (round, signal) => {
-          checks.rounds = round;
-          checks.last = await runChecks(ticket.checks, site, round, emit, signal);
-          const passed = checks.last.every((c) => c.passed);
-          return { passed, feedback: passed ? '' : formatCheckFeedback(checks.last, round, ticket.checkRounds) };
-        },
-      });
+      return { site, guard, gate, toolContext };
+    });
+    try {
+      if (ticket.setup.length > 0) {
+        const { site, guard } = await workspace.ready;
+        outcome = await runSetup(ticket, site, options.interrupt, meter, emit);
+        if (!outcome) emitPolicy(guard, emit);
+      } else {
+        // Said once the guard exists, before the first call it decides.
+        void workspace.ready.then(({ guard }) => emitPolicy(guard, emit), () => undefined);
+      }
+      if (!outcome) {
+        const confinement = await sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH);
+        outcome = await runAgentLoop({
+          model,
+          system: buildSystemPrompt(ticket, confinement),
+          taskMessage: buildTaskMessage(ticket),
+          tools: toolSpecs(),
+          meter,
+          maxTokens: MAX_TOKENS,
+          checkRounds: ticket.checkRounds,
+          // A workspace that cannot be made stops the loop at once, even mid-request.
+          interrupt: AbortSignal.any([options.interrupt, workspace.failed]),
+          emit,
+          priceTurn: (usage) => (isReplayModel(model.id) ? 0 : costUsd(model.id, usage, prices)),
+          runToolCall: async (use, step, signal) => {
+            const { gate, toolContext } = await workspace.ready;
+            return runToolCall(use, step, toolContext(signal), emit, ledger, gate);
+          },
+          blocked: () => {
+            const limit = settings.maxRefusalsInARow.value;
+            return ledger.streak.inARow >= limit
+              ? `${ledger.streak.inARow} calls in a row were denied or refused (limit ${limit}); stopping instead of burning the budget`
+              : null;
+          },
+          stopHooks: async (active, signal) => runGateHooks((await workspace.ready).gate, 'Stop', { stop_hook_active: active }, signal, emit, meter.steps),
+          runChecks: async (round, signal) => {
+            const { site } = await workspace.ready;
+            checks.rounds = round;
+            checks.last = await runChecks(ticket.checks, site, round, emit, signal);
+            const passed = checks.last.every((c) => c.passed);
+            return { passed, feedback: passed ? '' : formatCheckFeedback(checks.last, round, ticket.checkRounds) };
+          },
+        });
+      }
+    } finally {
+      // Whatever ended the loop (an interrupt included), the worktree is made or has failed
+      // before the result is recorded and it is cleaned up.
+      await workspace.settled;
     }
+    // A workspace that could not be made is the run's failure, not the loop's interruption.
+    await workspace.ready;
   } catch (error) {
     if (!(error instanceof RunNotStarted)) outcome = { kind: 'internal_error', reason: error instanceof Error ? error.message : String(error) };
   }
@@ -278,6 +308,30 @@ function digestFiles(files: string[]): Map<string, string> {
       }
     }),
   );
+}
+
+/** The workspace of a run, being made: `ready` once made, `failed` aborted if that fails. */
+interface PendingWorkspace<T> {
+  ready: Promise<T>;
+  failed: AbortSignal;
+  /** Resolves once making it has ended either way; never rejects. */
+  settled: Promise<void>;
+}
+
+function prepareWorkspace<T>(make: () => Promise<T>): PendingWorkspace<T> {
+  const failure = new AbortController();
+  // Begun on the next turn of the event loop, after the first request has gone out:
+  // starting each git process blocks this thread while it forks.
+  const ready = new Promise<void>((resolve) => setImmediate(resolve)).then(make);
+  const settled = ready.then(
+    () => undefined,
+    () => failure.abort(),
+  );
+  return { ready, failed: failure.signal, settled };
+}
+
+function emitPolicy(guard: ReturnType<typeof createGuard>, emit: EmitEvent): void {
+  emit({ type: 'policy', rules: guard.policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope })), defaultEffect: guard.policy.defaultEffect });
 }
 
 /** Thrown to skip from a run-start refusal to recording the result; never escapes runTicket. */

@@ -246,7 +246,7 @@ describe('outcomes of a batch', () => {
       let seen = '';
       child.stderr!.on('data', (chunk: Buffer) => {
         seen += chunk.toString();
-        if (/\[s1\] step 1/.test(seen) && /\[s2\] step 1/.test(seen)) resolve();
+        if (['s1', 's2'].every((id) => seen.includes(`[${id}] step 1`) && seen.includes(`[${id}] worktree at`))) resolve();
       });
     });
     const worktrees = extraWorktrees(repo);

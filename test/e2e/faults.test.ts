@@ -247,7 +247,8 @@ describe('signals at every phase', () => {
   it('a killed run leaves its worktree locked to a dead process: corral clean and the next run remove it', async () => {
     const dir = repo({}, `${WRITE_FIRST}  - tools:\n      - Bash: {command: "sleep ${SLEEP}"}\n`);
     const killOne = async (): Promise<string> => {
-      const { child } = await startRun(dir, ['run', 't.yaml', '--json'], 'step 1');
+      // The worktree is made while the model answers: killed once it exists.
+      const { child } = await startRun(dir, ['run', 't.yaml', '--json'], 'worktree at');
       child.kill('SIGKILL');
       await child;
       return extraWorktrees(dir)[0]!;

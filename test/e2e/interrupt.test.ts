@@ -27,7 +27,8 @@ describe('Ctrl-C during a tool call', () => {
       let seen = '';
       child.stderr!.on('data', (chunk: Buffer) => {
         seen += chunk.toString();
-        if (seen.includes('step 1')) resolve();
+        // The model answers while the worktree is being made; both have happened here.
+        if (seen.includes('step 1') && seen.includes('worktree at')) resolve();
       });
     });
     // ...and its Write has landed in the worktree, so there is work to keep.
@@ -59,7 +60,7 @@ describe('Ctrl-C while a PreToolUse hook decides', () => {
       let seen = '';
       child.stderr!.on('data', (chunk: Buffer) => {
         seen += chunk.toString();
-        if (seen.includes('step 1')) resolve();
+        if (seen.includes('step 1') && seen.includes('worktree at')) resolve();
       });
     });
     // Give the hook a moment to start, then interrupt while it runs.

@@ -149,8 +149,36 @@ describe('setup commands', () => {
     const bad = await runCli(['run', 'fixtures/tickets/setup-fails.yaml', '--json'], { cwd: repo });
     expect(bad.exitCode).toBe(1);
     expect(report(bad.stdout).reason).toContain('setup command `exit 7` exited 7');
+    // Setup runs before the first model request, so a failing setup costs no request.
+    const events = traceTypes(runReport(bad.stdout).trace as string);
+    expect(events).toContain('setup');
+    expect(events).not.toContain('model_request');
   });
 });
+
+describe('the first model request', () => {
+  it('goes out while the worktree is being made, and the tools it asks for run in that worktree', async () => {
+    const repo = makeDemoRepo();
+    writeFileSync(path.join(repo, 'fixtures/replay/early.yaml'), 'turns:\n  - tools:\n      - Bash: {command: "echo early > fixtures/example-project/early.txt"}\n  - text: done\n');
+    commitFiles(repo, { 'fixtures/tickets/early.yaml': 'task: t\nallow: ["fixtures/**"]\nsandbox: none\nmodel: replay:../replay/early.yaml\n' });
+    const run = await runCli(['run', 'fixtures/tickets/early.yaml', '--json'], { cwd: repo });
+    expect(run.exitCode).toBe(0);
+    const r = report(run.stdout);
+    expect(r.changes.map((c) => c.change.path)).toEqual(['fixtures/example-project/early.txt']);
+    const events = traceTypes(runReport(run.stdout).trace as string);
+    // Requested before the worktree existed; the call ran only once worktree, sandbox and guard did.
+    expect(events.indexOf('model_request')).toBeLessThan(events.indexOf('worktree'));
+    expect(events.indexOf('policy')).toBeLessThan(events.indexOf('tool_call'));
+    expect(events.indexOf('sandbox')).toBeLessThan(events.indexOf('tool_call'));
+  });
+});
+
+function traceTypes(trace: string): string[] {
+  return readFileSync(trace, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => (JSON.parse(line) as { type: string }).type);
+}
 
 describe('tool output', () => {
   it('is capped with a visible cut, and a tool error goes back to the model while the run goes on', async () => {

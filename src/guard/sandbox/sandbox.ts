@@ -37,6 +37,17 @@ export interface SandboxOptions {
 }
 
 /**
+ * What the model is told about its sandbox (a bubblewrap sandbox and whether it has the
+ * network, or nothing), known before the sandbox exists: the probe behind it is the one
+ * `createSandbox` then uses, so the two always agree.
+ */
+export async function sandboxConfinement(mode: SandboxMode, network: boolean, searchPath?: string): Promise<{ network: boolean } | undefined> {
+  if (mode === 'none') return undefined;
+  const probe = await probeBubblewrap(searchPath === undefined ? {} : { searchPath });
+  return probe.ok ? { network } : undefined;
+}
+
+/**
  * The sandbox of one run. `none` runs commands as they are; `auto` uses bubblewrap when
  * it works here, else none with a warning; `bwrap` without a working bubblewrap is a
  * usage error (preflight reports it before anything runs; this is the backstop).
