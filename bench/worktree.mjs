@@ -1,6 +1,8 @@
 // Worktree cost on a generated repository of 20,000 files: a no-op replay ticket (corral
 // makes the worktree, runs nothing, checks the fence, keeps the result, removes the
 // worktree) against `git worktree add` plus `git worktree remove` alone, in the same rounds.
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { benchTicket, corralRun, gitEnv, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
 
@@ -15,7 +17,9 @@ export async function benchWorktree({ files = 20_000, rounds = 5 } = {}) {
     const generateMs = performance.now() - generated;
     const ticket = path.join(repo, 'noop.ticket.yaml');
     const bare = () => {
-      const dir = path.join(scratch.dir, 'bare-worktree');
+      // Where corral puts its worktrees (the system temp dir, an empty folder git fills):
+      // a checkout next to the repository cost several times the system time here.
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'corral-bench-bare-'));
       const add = measure(['git', 'worktree', 'add', '--detach', '--quiet', dir, 'HEAD'], { cwd: repo, env: gitEnv() });
       const remove = measure(['git', 'worktree', 'remove', '--force', dir], { cwd: repo, env: gitEnv() });
       return { ms: add.ms + remove.ms, addMs: add.ms, removeMs: remove.ms };
