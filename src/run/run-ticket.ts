@@ -162,8 +162,8 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
       emit({ type: 'sandbox', kind: sandbox.kind, network: sandbox.network, ...(sandbox.warning ? { warning: sandbox.warning } : {}) });
       const site: CommandSite = { cwd: worktree.dir, env, outputCap: OUTPUT_CAP, sandbox };
       const worktreeDir = worktree.dir;
-      const madeTemp = tempDir;
-      const guard = createGuard({ worktree: worktreeDir, tmpDir: madeTemp, env, ticket, layers: settings.policyLayers, hookScripts });
+      const guard = createGuard({ worktree: worktreeDir, tmpDir: madeTempDir, env, ticket, layers: settings.policyLayers, hookScripts });
+      emit({ type: 'policy', rules: guard.policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope })), defaultEffect: guard.policy.defaultEffect });
       const gate: CallGate = {
         guard,
         approver,
@@ -191,17 +191,10 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
         bashMaxTimeoutMs: 10 * 60_000,
         sandbox,
       });
-      return { site, guard, gate, toolContext };
+      return { site, gate, toolContext };
     });
     try {
-      if (ticket.setup.length > 0) {
-        const { site, guard } = await workspace.ready;
-        outcome = await runSetup(ticket, site, options.interrupt, meter, emit);
-        if (!outcome) emitPolicy(guard, emit);
-      } else {
-        // Said once the guard exists, before the first call it decides.
-        void workspace.ready.then(({ guard }) => emitPolicy(guard, emit), () => undefined);
-      }
+      if (ticket.setup.length > 0) outcome = await runSetup(ticket, (await workspace.ready).site, options.interrupt, meter, emit);
       if (!outcome) {
         const confinement = await sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH);
         outcome = await runAgentLoop({
@@ -328,10 +321,6 @@ function prepareWorkspace<T>(make: () => Promise<T>): PendingWorkspace<T> {
     () => failure.abort(),
   );
   return { ready, failed: failure.signal, settled };
-}
-
-function emitPolicy(guard: ReturnType<typeof createGuard>, emit: EmitEvent): void {
-  emit({ type: 'policy', rules: guard.policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope })), defaultEffect: guard.policy.defaultEffect });
 }
 
 /** Thrown to skip from a run-start refusal to recording the result; never escapes runTicket. */
