@@ -1,10 +1,11 @@
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import { commandEffects, type Access, type CommandEffects, type PathUse } from './commands/effects.js';
 import { globCandidates, resolveLinkItself, resolvePhysical } from './paths/resolve.js';
 import { isDevice, isGitMetadata, isPseudoDevice, isSecret, type GitMetadata } from './paths/protected.js';
 import { analyseScript, type SimpleCommand } from './shell/analyse.js';
+import { UNKNOWN_ARG } from './unknown-arg.js';
 
 /** What the guard knows about where a call runs. */
 export interface CallSite {
@@ -73,7 +74,6 @@ export interface CallFacts {
   problems: string[];
 }
 
-export const UNKNOWN_ARG = '<unknown>';
 
 /** Commands of the ticket's checks, keyed the way `checkKey` keys a parsed command. */
 export function checkKey(cwd: string | null, argv: string[]): string {
@@ -189,31 +189,6 @@ export function classify(given: string, real: string, access: Access, recursive:
   };
 }
 
-/** The worktree's git metadata: its `.git` entry, and the gitdir and common dir a linked worktree's `.git` file names. */
-export function gitMetadataOf(worktree: string): GitMetadata {
-  const dotGit = path.join(worktree, '.git');
-  const dirs = [dotGit];
-  try {
-    const pointer = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
-    if (pointer !== undefined) {
-      const gitdir = path.resolve(worktree, pointer);
-      dirs.push(gitdir);
-      const common = readFileSync(path.join(gitdir, 'commondir'), 'utf8').trim();
-      dirs.push(path.resolve(gitdir, common));
-    }
-  } catch {
-    // A plain repository: `.git` is the directory itself.
-  }
-  return { dirs: dirs.map((dir) => safeReal(dir)) };
-}
-
-function safeReal(dir: string): string {
-  try {
-    return resolvePhysical(dir, '/');
-  } catch {
-    return dir;
-  }
-}
 
 const WALK_LIMIT = 50_000;
 

@@ -5,7 +5,9 @@ import type { Ticket } from '../ticket/types.js';
 import { TOOL_NAMES } from '../tools/types.js';
 import { fenceJudge } from './baseline.js';
 import { decide, type Decision } from './decide.js';
-import { bashFacts, checkKey, classify, gitMetadataOf, pathFact, UNKNOWN_ARG, type CallFacts, type CallSite, type PathFact } from './facts.js';
+import { bashFacts, checkKey, classify, pathFact, type CallFacts, type CallSite, type PathFact } from './facts.js';
+import { gitMetadataOf } from './paths/git-metadata.js';
+import { UNKNOWN_ARG } from './unknown-arg.js';
 import { isSecret } from './paths/protected.js';
 import { globCandidates, resolvePhysical } from './paths/resolve.js';
 import { hardenedGitEnv } from '../workspace/git.js';
@@ -156,15 +158,4 @@ function listTrackedSecrets(worktree: string): string[] {
   } catch {
     return [worktree];
   }
-}
-
-/** What the model is told when a call is refused: a rule, not a glitch, and what to do next. */
-export function refusalText(decision: Decision): string {
-  const verdict = decision.effect === 'deny' ? 'denied' : 'refused (it needed approval and none was given)';
-  return [
-    `This call was ${verdict} by corral's policy.`,
-    `Rule: ${decision.rule}. Reason: ${decision.reason}.`,
-    'This is a rule, not a glitch: do not retry the same call.',
-    'Find another way that stays within the rules, or finish and say what a person must do.',
-  ].join('\n');
 }

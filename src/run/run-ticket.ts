@@ -30,12 +30,10 @@ import { modelOf, preflightTicket } from './preflight.js';
 import { exitCodeOf, extractFollowUps, type CheckResult, type RunResult, type RunStatus } from './result.js';
 import { RefusalStreak, runGateHooks, runToolCall, type CallGate, type ToolCallLedger } from './tool-call.js';
 import { buildToolEnv } from './tool-env.js';
-import { createGuard } from '../guard/guard.js';
 import { createApprover, type Approver } from '../guard/approval/approver.js';
 import type { TerminalPrompt } from '../guard/approval/terminal-prompt.js';
 import { runStartRules } from '../guard/rules/policy.js';
 import { decideRunStart } from '../guard/run-start.js';
-import { hookScriptFiles } from '../guard/hook-scripts.js';
 import { createSandbox, sandboxConfinement } from '../guard/sandbox/sandbox.js';
 import { applySettings, configDigest, defaultSettings, priceTable, type Settings } from '../config/settings.js';
 import { CORRAL_VERSION } from '../version.js';
@@ -146,6 +144,9 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
       // Hooks run trusted and unsandboxed, so the scripts they name are kept from every
       // writer: the guard denies the agent's writes, the sandbox binds them read-only, and a
       // script that changes anyway is no longer run (runGateHooks).
+      // Loaded here, while the first request is out: the guard's shell analysis is the
+      // largest part of corral's code, and nothing before that request needs it.
+      const [{ hookScriptFiles }, { createGuard }] = await Promise.all([import('../guard/hook-scripts.js'), import('../guard/guard.js')]);
       const hookScripts = await hookScriptFiles(settings.hooks, worktree.dir, env);
       const hookDigests = digestFiles(hookScripts);
       const sandbox = await createSandbox({

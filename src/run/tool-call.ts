@@ -1,7 +1,8 @@
 import type { ToolUse } from '../agent/loop.js';
 import type { Approver, ApprovalAnswer } from '../guard/approval/approver.js';
 import type { Decision } from '../guard/decide.js';
-import { refusalText, type Guard, type Verdict } from '../guard/guard.js';
+import type { Guard, Verdict } from '../guard/guard.js';
+import { refusalText } from '../guard/refusal.js';
 import { hasHooksFor, runHooks, type HookEvent, type HookOutcome, type HookPayload, type HooksConfig, type HookSite } from '../guard/hooks.js';
 import type { EmitEvent } from '../report/events.js';
 import { describeCall as describe } from '../report/describe-call.js';

@@ -1,9 +1,11 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { glob, isDynamicPattern } from 'tinyglobby';
 import { UsageError } from '../errors.js';
 
 const SKIPPED_DIRS = new Set(['node_modules']);
+
+/** tinyglobby, loaded only for a path that does not exist (a glob, or a typo): its start-up is a few ms of every run's. */
+const loadGlobber = () => import('tinyglobby');
 
 /**
  * The ticket files named by `paths`: a file is taken as is (the loader judges its
@@ -16,13 +18,14 @@ export async function discoverTickets(paths: string[]): Promise<string[]> {
   const found: (string[] | null)[] = await Promise.all(
     paths.map(async (given) => {
       const stats = await stat(given).catch(() => null);
-      if (!stats) return isDynamicPattern(given) ? ticketsMatching(given) : null;
+      if (!stats) return (await loadGlobber()).isDynamicPattern(given) ? ticketsMatching(given) : null;
       return stats.isDirectory() ? findTicketsIn(path.normalize(given)) : [path.normalize(given)];
     }),
   );
   // Named in the order given, whichever stat answered first.
   const missing = paths.filter((_, i) => found[i] === null);
   if (missing.length > 0) {
+    const { isDynamicPattern } = await loadGlobber();
     throw new UsageError(`no such file or directory: ${missing.map((p) => (isDynamicPattern(p) ? `${p} (a glob that matches no ticket file)` : p)).join(', ')}`);
   }
   const byAbsolute = new Map<string, string>();
@@ -35,6 +38,7 @@ export async function discoverTickets(paths: string[]): Promise<string[]> {
 
 /** The ticket files a glob matches; null (reported as missing) when it matches none. */
 async function ticketsMatching(pattern: string): Promise<string[] | null> {
+  const { glob } = await loadGlobber();
   const matches = await glob(pattern, { absolute: true, onlyFiles: true, expandDirectories: false, ignore: ['**/node_modules/**'] });
   const tickets = (await Promise.all(matches.map(async (file) => ((await looksLikeTicket(file)) ? [path.normalize(file)] : [])))).flat();
   return tickets.length > 0 ? tickets : null;

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { UNKNOWN_ARG, type CommandFact } from '../facts.js';
+import type { CommandFact } from '../facts.js';
+import { UNKNOWN_ARG } from '../unknown-arg.js';
 import { commandMatches, parsePattern, pathMatcher } from '../rules/patterns.js';
 import { baseName } from '../shell/wrappers.js';
 import { cutVisible, makeVisible } from '../../report/visible.js';

@@ -65,11 +65,13 @@ export const PROTECTED_PROBES = [
   '.git/hooks/pre-commit',
 ];
 
-const isSecretPath = picomatch([...SECRET_PATTERNS], { dot: true });
-const isNotSecret = picomatch(NOT_SECRET, { dot: true });
+// Compiled on first use, not at load: compiling them cost every run a few ms before
+// its first model request, and a run only needs them once a tool names a path.
+let secretMatchers: { isSecretPath: picomatch.Matcher; isNotSecret: picomatch.Matcher } | undefined;
 
 export function isSecret(absolute: string): boolean {
-  return isSecretPath(absolute) && !isNotSecret(absolute);
+  secretMatchers ??= { isSecretPath: picomatch([...SECRET_PATTERNS], { dot: true }), isNotSecret: picomatch(NOT_SECRET, { dot: true }) };
+  return secretMatchers.isSecretPath(absolute) && !secretMatchers.isNotSecret(absolute);
 }
 
 /** The git metadata of a worktree: its `.git` entry, the gitdir it points to, and the shared common dir. */

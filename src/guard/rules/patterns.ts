@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import type { CallFacts, CommandFact, PathFact } from '../facts.js';
-import { UNKNOWN_ARG } from '../facts.js';
+import { UNKNOWN_ARG } from '../unknown-arg.js';
 import type { PatternRule } from './types.js';
 
 const PATTERN = /^([A-Za-z][A-Za-z0-9_]*)(?:\((.*)\))?$/s;

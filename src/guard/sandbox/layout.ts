@@ -1,7 +1,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import { gitMetadataOf } from '../facts.js';
+import { gitMetadataOf } from '../paths/git-metadata.js';
 import type { BwrapLayout } from './bwrap-argv.js';
 
 /**
