@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const CORRAL = path.join(ROOT, 'bin/corral.js');
+export const CORRAL = path.join(ROOT, 'bin/corral.cjs');
 
 /** GNU time reports a process's peak RSS (ru_maxrss, children included) with `-f %M`. */
 const GNU_TIME = ['/usr/bin/time', '/bin/time'].find((file) => existsSync(file));

@@ -3,7 +3,7 @@
 //
 //   node bench/run.mjs [--quick] [--only=cold,steps,worktree,guard,sandbox,batch]
 //
-// Each section runs whole processes (bin/corral.js on the built dist/) beside a baseline
+// Each section runs whole processes (bin/corral.cjs on the built dist/) beside a baseline
 // measured in the same rounds, and reports medians with their spread. docs/performance.md
 // says how each figure is measured and what the targets are.
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -1,10 +1,14 @@
 // The second half of `npm run build`: bundles the compiled CLI (dist/cli/) into
-// dist/bundle/, which bin/corral.js runs. Loading ~250 small modules (zod, yaml, cel-js,
+// dist/bundle/, which bin/corral.cjs runs. Loading ~250 small modules (zod, yaml, cel-js,
 // commander and corral's own) cost more than everything else a run does before its first
-// model call; one bundle loads in a fraction of that (docs/performance.md). Commands
-// stay split into chunks loaded when they run. The shell parser's WASM and the Anthropic
-// SDK stay outside: they are loaded only when a run needs them, from node_modules.
-import { rmSync } from 'node:fs';
+// model call; a bundle loads in a fraction of that (docs/performance.md). Commands stay
+// split into chunks loaded when they run. The chunks are CommonJS, without whitespace,
+// comments or non-ASCII characters, because bin/load-bundle.cjs compiles them through
+// V8's code cache, which takes CommonJS-shaped code only, and a smaller all-ASCII source
+// is read and hashed faster. Names are kept, so a stack trace still names functions. The
+// shell parser's WASM and the Anthropic SDK stay outside: they are loaded only when a run
+// needs them, from node_modules.
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
@@ -18,5 +22,22 @@ await build({
   platform: 'node',
   external: [/^node:/, 'web-tree-sitter', 'tree-sitter-bash', /^@anthropic-ai\/sdk(\/|$)/],
   logLevel: 'warn',
-  output: { dir: OUT, format: 'esm', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' },
+  output: {
+    dir: OUT,
+    format: 'cjs',
+    entryFileNames: '[name].cjs',
+    chunkFileNames: '[name]-[hash].cjs',
+    // A chunk runs in vm.Script (bin/load-bundle.cjs), where import() has no loader to
+    // call: a lazy import becomes a require in a promise, which keeps it lazy.
+    dynamicImportInCjs: false,
+    minify: { compress: false, mangle: false, codegen: { removeWhitespace: true, asciiOnly: true } },
+  },
 });
+
+// What the rewrite above rests on, checked rather than assumed: an import() left in a
+// chunk would fail only when a run first reached it.
+for (const file of readdirSync(OUT)) {
+  if (/\bimport\s*\(/.test(readFileSync(path.join(OUT, file), 'utf8'))) {
+    throw new Error(`dist/bundle/${file} still has an import(): bin/load-bundle.cjs cannot run it`);
+  }
+}

@@ -6,7 +6,7 @@ import { NO_USER_CONFIG, PROJECT_ROOT, runCli, runReport } from '../support/cli.
 import { answerPrompts, runInPty } from '../support/pty.js';
 import { gitIn, repoWithFiles } from '../support/repo.js';
 
-const BIN = path.join(PROJECT_ROOT, 'bin', 'corral.js');
+const BIN = path.join(PROJECT_ROOT, 'bin', 'corral.cjs');
 
 /** A repository with a script the guard cannot vouch for (`node scripts/gen.js` asks), a ticket and its replay. */
 function askingRepo(turns: string, config = ''): string {

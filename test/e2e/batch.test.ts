@@ -240,7 +240,7 @@ describe('outcomes of a batch', () => {
 
   it('SIGTERM (a cancelled CI job) interrupts the running tickets, starts no other, leaves no worktree and exits 130', async () => {
     const repo = repoWithTickets({ s1: { command: 'sleep 600' }, s2: { command: 'sleep 600' }, s3: {}, s4: {} });
-    const child = execa('node', [path.join(PROJECT_ROOT, 'bin/corral.js'), 'run', 'tickets', '--jobs', '2', '--json'], { cwd: repo, reject: false, stdin: 'ignore', env: { NO_COLOR: '1', CI: 'true' } });
+    const child = execa('node', [path.join(PROJECT_ROOT, 'bin/corral.cjs'), 'run', 'tickets', '--jobs', '2', '--json'], { cwd: repo, reject: false, stdin: 'ignore', env: { NO_COLOR: '1', CI: 'true' } });
     // Both running tickets are in their sleep: each has answered step 1 and has a worktree.
     await new Promise<void>((resolve) => {
       let seen = '';
@@ -268,7 +268,7 @@ describe('outcomes of a batch', () => {
   it('in a terminal: one live line per running ticket, then the table', async () => {
     const repo = repoWithTickets({ v1: { command: 'sleep 1' }, v2: { command: 'sleep 1' } });
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm', XDG_CONFIG_HOME: path.join(repo, 'no-config'), NO_COLOR: '1' };
-    const run = await runInPty(['node', path.join(PROJECT_ROOT, 'bin/corral.js'), 'run', 'tickets', '--jobs', '2'], { cwd: repo, env, timeoutMs: 120_000 });
+    const run = await runInPty(['node', path.join(PROJECT_ROOT, 'bin/corral.cjs'), 'run', 'tickets', '--jobs', '2'], { cwd: repo, env, timeoutMs: 120_000 });
     expect(run.exitCode).toBe(0);
     expect(run.output).toMatch(/▸.*v1.*step \d/);
     expect(run.output).toMatch(/▸.*v2.*step \d/);

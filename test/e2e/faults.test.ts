@@ -11,7 +11,7 @@ import { extraWorktrees, gitIn, repoWithFiles, tempDir } from '../support/repo.j
 // and signals at every phase. Each asserts the exit code, the status, that the agent's
 // work is in the patch, and that no worktree and no process of the run is left.
 
-const BIN = path.join(PROJECT_ROOT, 'bin', 'corral.js');
+const BIN = path.join(PROJECT_ROOT, 'bin', 'corral.cjs');
 /** A sleep duration no other test uses, to find this file's processes by their command line. */
 const SLEEP = `987.${process.pid}`;
 

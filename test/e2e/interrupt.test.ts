@@ -16,7 +16,7 @@ describe('Ctrl-C during a tool call', () => {
       'fixtures/tickets/slow.yaml': 'task: t\nallow: ["**"]\nmodel: replay:../replay/slow.yaml\n',
     });
 
-    const child = execa('node', [path.join(PROJECT_ROOT, 'bin/corral.js'), 'run', 'fixtures/tickets/slow.yaml', '--json'], {
+    const child = execa('node', [path.join(PROJECT_ROOT, 'bin/corral.cjs'), 'run', 'fixtures/tickets/slow.yaml', '--json'], {
       cwd: repo,
       reject: false,
       stdin: 'ignore',
@@ -55,7 +55,7 @@ describe('Ctrl-C while a PreToolUse hook decides', () => {
       // A slow hook that would block the write.
       'corral.yaml': 'hooks:\n  PreToolUse:\n    - matcher: Write\n      hooks:\n        - {type: command, command: "echo started >&2; sleep 30; exit 2"}\n',
     });
-    const child = execa('node', [path.join(PROJECT_ROOT, 'bin/corral.js'), 'run', 'fixtures/tickets/hooked.yaml', '--json'], { cwd: repo, reject: false, stdin: 'ignore', env: { NO_COLOR: '1' } });
+    const child = execa('node', [path.join(PROJECT_ROOT, 'bin/corral.cjs'), 'run', 'fixtures/tickets/hooked.yaml', '--json'], { cwd: repo, reject: false, stdin: 'ignore', env: { NO_COLOR: '1' } });
     await new Promise<void>((resolve) => {
       let seen = '';
       child.stderr!.on('data', (chunk: Buffer) => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const BIN = path.join(PROJECT_ROOT, 'bin', 'corral.js');
+const BIN = path.join(PROJECT_ROOT, 'bin', 'corral.cjs');
 /** A config home that does not exist, so no user config is found unless a test writes one. */
 export const NO_USER_CONFIG = path.join(os.tmpdir(), 'corral-tests-no-user-config');
 
