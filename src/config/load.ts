@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Problem } from '../errors.js';
+import { prepareConditions } from '../guard/rules/expressions.js';
 import { describeIssues } from '../ticket/describe-issues.js';
 import { parseTicketText } from '../ticket/parse-text.js';
 import type { FieldProblem } from '../ticket/positions.js';
@@ -79,6 +80,7 @@ export async function loadConfigLayer(file: string, scope: ConfigScope, shown: s
   const place = (p: FieldProblem): Problem => ({ file: shown, ...parsed.locator.locate(p.path, p.target), field: p.path.map(String).join('.'), message: p.message, ...(p.hint ? { hint: p.hint } : {}) });
   const warnings: Problem[] = parsed.warnings.map((p) => ({ file: shown, field: '', ...p }));
 
+  await prepareConditions(parsed.data);
   const result = configFileSchema.safeParse(parsed.data);
   if (!result.success) {
     const problems = describeIssues(result.error.issues, parsed.data, configFieldNamesAt).map(place);

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError, type Problem } from '../errors.js';
+import { prepareConditions } from '../guard/rules/expressions.js';
 import { describeIssues } from './describe-issues.js';
 import { normaliseTicket } from './normalise.js';
 import { parseTicketText, type TicketFormat } from './parse-text.js';
@@ -58,6 +59,7 @@ export async function checkTicketFile(file: string): Promise<TicketCheck> {
   });
 
   const { fields, problems } = addMarkdownTask(parsed.data, parsed.markdownBody);
+  await prepareConditions(fields);
   const parsedFields = ticketFileSchema.safeParse(fields);
   if (!parsedFields.success) problems.push(...describeIssues(parsedFields.error.issues, fields));
   if (!isMapping(fields)) return done(problems);

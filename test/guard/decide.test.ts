@@ -5,6 +5,7 @@ import { createGuard, type Guard } from '../../src/guard/guard.js';
 import type { Decision } from '../../src/guard/decide.js';
 import { patternMatches } from '../../src/guard/rules/patterns.js';
 import type { PolicyLayer } from '../../src/guard/rules/policy.js';
+import { loadConditionLanguage } from '../../src/guard/rules/expressions.js';
 import { policySchema, type PolicyFile } from '../../src/guard/rules/schema.js';
 import type { PatternRule } from '../../src/guard/rules/types.js';
 import type { TicketCommand } from '../../src/ticket/types.js';
@@ -187,6 +188,8 @@ describe('pattern rules', () => {
 });
 
 describe('expression rules', () => {
+  beforeAll(loadConditionLanguage);
+
   it('matches on the commands a call runs', async () => {
     const guard = guardFor({ policy: { rules: [{ id: 'no-curl', when: 'commands.exists(c, c.name == "curl")', effect: 'deny', reason: 'no network from here' }] } });
     expect(await bash(guard, 'timeout 5 curl https://example.com')).toMatchObject({ effect: 'deny', rule: 'no-curl', scope: 'ticket', reason: 'no network from here' });
