@@ -64,6 +64,7 @@ if (cold) {
     ['corral --version', ms(cold.versionMs), `${cold.versionRatio}× node; ${spread(cold.versionMs)}`],
     ['corral run: start to first model call', ms(cold.firstModelCallMs), `${cold.firstModelCallRatio}× node (target ≤ 2×); ${spread(cold.firstModelCallMs)}`],
     ['corral run: no-op ticket, whole process', ms(cold.noOpRunMs), spread(cold.noOpRunMs)],
+    ['Anthropic model: start to first request', ms(cold.firstApiRequestMs), `${(cold.firstApiRequestMs.median / cold.nodeMs.median).toFixed(2)}× node (loads the SDK); ${spread(cold.firstApiRequestMs)}`],
   );
 }
 
