@@ -61,5 +61,5 @@ function finish(out: CappedOutput, note: string | undefined): string {
 }
 
 function cutLine(line: string): string {
-  return line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)} [… line cut]` : line;
+  return line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)} [... line cut]` : line;
 }

@@ -5,7 +5,7 @@
 
 /** The line that stands in for the bytes left out between head and tail. */
 export function cutMarker(cutBytes: number): string {
-  return `\n[… ${cutBytes} bytes cut …]\n`;
+  return `\n[... ${cutBytes} bytes cut ...]\n`;
 }
 
 /**

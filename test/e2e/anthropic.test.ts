@@ -98,7 +98,7 @@ describe('the real SDK path, against a local Messages API server', () => {
     expect(auth).toContain(FAKE_KEY);
     // Output past the cap is cut in the middle, visibly, with head and tail kept.
     const loud = bodies[2]!.messages.at(-1).content[1].content as string;
-    expect(loud).toMatch(/\[… \d+ bytes cut …\]/);
+    expect(loud).toMatch(/\[\.\.\. \d+ bytes cut \.\.\.\]/);
     expect(loud).toContain('LAST-LINE');
     expect(loud.length).toBeLessThan(31_000);
     expect(extraWorktrees(repo)).toEqual([]);

@@ -45,7 +45,7 @@ describe('Bash', () => {
 
   test('output is capped', async () => {
     const out = await bashTool.execute({ command: "head -c 100000 /dev/zero | tr '\\0' x" }, makeContext(dir, { outputCap: 1000 }));
-    expect(out.content).toContain('[… 99000 bytes cut …]');
+    expect(out.content).toContain('[... 99000 bytes cut ...]');
     expect(out.content.length).toBeLessThan(1100);
   });
 

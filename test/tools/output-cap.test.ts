@@ -68,3 +68,12 @@ describe('capText', () => {
     expect(capText(text, 100)).toBe(`${'a'.repeat(50)}${cutMarker(100)}${'c'.repeat(50)}`);
   });
 });
+
+describe('cutMarker', () => {
+  // V8 keeps a string with any character above U+00FF at two bytes a character: one
+  // non-ASCII marker doubled the memory of every capped output a run's conversation holds.
+  test('is ASCII, so capped ASCII output stays one byte a character', () => {
+    expect(cutMarker(123_456)).toMatch(/^[\x20-\x7e\n]+$/);
+    expect(cutMarker(123_456)).toContain('123456 bytes cut');
+  });
+});

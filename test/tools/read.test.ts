@@ -95,7 +95,7 @@ describe('Read', () => {
   test('the result is capped', async () => {
     await writeFile(path.join(dir, 'many.txt'), lines(1000));
     const out = await readTool.execute({ file_path: 'many.txt' }, makeContext(dir, { outputCap: 200 }));
-    expect(out.content).toMatch(/\[… \d+ bytes cut …\]/);
+    expect(out.content).toMatch(/\[\.\.\. \d+ bytes cut \.\.\.\]/);
   });
 
   test('names its file path and is kind read', () => {
