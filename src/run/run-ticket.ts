@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BudgetMeter } from '../agent/budget.js';
 import { prepareModel } from '../agent/create-model.js';
@@ -22,7 +21,7 @@ import { listChanges, snapshotWorktree } from '../workspace/changes.js';
 import { checkFence, type FenceResult } from '../workspace/fence.js';
 import { resolveCommit } from '../workspace/git.js';
 import { commitToBranch, diffSnapshot } from '../workspace/keep.js';
-import { createWorktree, releaseWorktree, removeWorktree, type Worktree } from '../workspace/worktree.js';
+import { createWorktree, releaseWorktree, removeWorktree, runTempDirOf, type Worktree } from '../workspace/worktree.js';
 import { hostDifferences, recordHostState, type HostState } from '../workspace/host-integrity.js';
 import { trackLeftover } from '../workspace/leftovers.js';
 import { formatCheckFeedback, runChecks, runTicketCommand, type CommandSite } from './checks.js';
@@ -135,7 +134,10 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
       hostBefore = await recordHostState(ticket.repo);
       worktree = await createWorktree(ticket.repo, baseCommit, ticket.id, { keep: options.keep });
       emit({ type: 'worktree', dir: worktree.dir, baseCommit });
-      tempDir = await mkdtemp(path.join(tmpdir(), 'corral-tmp-'));
+      // Named after the worktree, so that a killed run's temp dir goes with its worktree
+      // (corral clean, the next run). mkdir fails on anything already there.
+      tempDir = runTempDirOf(worktree.dir);
+      await mkdir(tempDir, { mode: 0o700 });
       const madeTempDir = tempDir;
       forgetTempDir = trackLeftover(() => rmSync(madeTempDir, { recursive: true, force: true }));
       const env = buildToolEnv(options.env, ticket.env, tempDir);

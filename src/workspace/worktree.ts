@@ -129,7 +129,12 @@ async function readWorktreeList(repo: string): Promise<{ corral: CorralWorktree[
   return { corral: found, prunable };
 }
 
-/** Removes the worktrees (and their directories) that killed corral runs left, and prunes what git lost track of. */
+/** The private temp dir of the run in the worktree `dir`: beside it, so whatever removes a killed run's worktree removes it too. */
+export function runTempDirOf(dir: string): string {
+  return `${dir}.tmp`;
+}
+
+/** Removes the worktrees (and their directories and temp dirs) that killed corral runs left, and prunes what git lost track of. */
 export function removeStaleWorktrees(repo: string): Promise<string[]> {
   return withWorktreeLock(repo, () => removeStaleWorktreesLocked(repo));
 }
@@ -141,6 +146,7 @@ async function removeStaleWorktreesLocked(repo: string): Promise<string[]> {
     if (!worktree.stale) continue;
     await git(repo, ['worktree', 'remove', '--force', '--force', worktree.dir], { allowFailure: true });
     await rm(worktree.dir, { recursive: true, force: true });
+    await rm(runTempDirOf(worktree.dir), { recursive: true, force: true });
     removed.push(worktree.dir);
   }
   // Nothing to prune is the usual case, and git says so in the list (`prunable`, git 2.31+).

@@ -244,23 +244,26 @@ describe('signals at every phase', () => {
     expect(sleepers()).toEqual([]);
   });
 
-  it('a killed run leaves its worktree locked to a dead process: corral clean and the next run remove it', async () => {
+  it('a killed run leaves its worktree locked to a dead process: corral clean and the next run remove it, and its temp dir', async () => {
     const dir = repo({}, `${WRITE_FIRST}  - tools:\n      - Bash: {command: "sleep ${SLEEP}"}\n`);
     const killOne = async (): Promise<string> => {
-      // The worktree is made while the model answers: killed once it exists.
-      const { child } = await startRun(dir, ['run', 't.yaml', '--json'], 'worktree at');
+      // The workspace is made while the model answers: killed once it is whole (the policy
+      // line comes after the worktree and the run's temp dir).
+      const { child } = await startRun(dir, ['run', 't.yaml', '--json'], 'policy:');
       child.kill('SIGKILL');
       await child;
       return extraWorktrees(dir)[0]!;
     };
     const first = await killOne();
     expect(first).toBeDefined();
+    expect(existsSync(`${first}.tmp`)).toBe(true);
     expect(gitIn(dir, ['worktree', 'list', '--porcelain'])).toMatch(/locked corral pid=\d+/);
     const clean = await runCli(['clean'], { cwd: dir });
     expect(clean.stdout).toContain(`removed ${first}`);
     expect(clean.stdout).toContain('1 stale worktree removed; 0 of live runs left alone');
     expect(extraWorktrees(dir)).toEqual([]);
     expect(existsSync(first)).toBe(false);
+    expect(existsSync(`${first}.tmp`)).toBe(false);
 
     // The next run in the same repository prunes a killed run's worktree before making its own.
     const second = await killOne();
@@ -268,6 +271,7 @@ describe('signals at every phase', () => {
     const pruned = await runCli(['run', 't.yaml', '--json', '--model', 'replay:quick.yaml'], { cwd: dir });
     expect(pruned.exitCode).toBe(0);
     expect(existsSync(second)).toBe(false);
+    expect(existsSync(`${second}.tmp`)).toBe(false);
     expect(extraWorktrees(dir)).toEqual([]);
     // A SIGKILLed run cannot kill its commands; this test does.
     await execa('pkill', ['-f', `sleep ${SLEEP}`], { reject: false });
