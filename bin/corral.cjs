@@ -14,7 +14,10 @@ v8.setFlagsFromString('--liftoff-only');
 const bundle = createBundleLoader();
 const { main, tuneHeapForCli } = bundle.load(path.join(__dirname, '../dist/bundle/corral.cjs'));
 tuneHeapForCli();
-main(process.argv, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }).then((code) => {
+// stdin is made only when asked for: it costs Node a stream, and only a run with someone
+// at the terminal reads it.
+const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, get stdin() { return process.stdin; } };
+main(process.argv, io).then((code) => {
   process.exitCode = code;
   bundle.saveCaches();
 });
