@@ -144,13 +144,13 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
       // Loaded here, while the first request is out: the guard's shell analysis is the
       // largest part of corral's code, and nothing before that request needs it.
       const [{ hookScriptFiles }, { createGuard }] = await Promise.all([import('../guard/hook-scripts.js'), import('../guard/guard.js')]);
-      // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
-      // Hooks are trusted and run outside it; Read/Write/Edit run in corral, under the guard.
       // Hooks run trusted and unsandboxed, so the scripts they name are kept from every
       // writer: the guard denies the agent's writes, the sandbox binds them read-only, and a
       // script that changes anyway is no longer run (runGateHooks).
       const hookScripts = await hookScriptFiles(settings.hooks, worktree.dir, env);
       const hookDigests = digestFiles(hookScripts);
+      // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
+      // Read/Write/Edit run in corral, under the guard.
       const sandbox = await createSandbox({
         protectedFiles: hookScripts,
         mode: ticket.sandbox,
