@@ -131,8 +131,13 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     // the first request goes out now, and nothing it asks for runs before they are ready.
     // A ticket with setup commands waits for them instead, so a failing setup costs no request.
     const workspace = prepareWorkspace(async () => {
-      hostBefore = await recordHostState(ticket.repo);
-      worktree = await createWorktree(ticket.repo, baseCommit, ticket.id, { keep: options.keep });
+      // Side by side: making a worktree changes none of what the host state records (refs,
+      // HEAD, config, hooks, the host index), and nothing runs before both are done.
+      const [host, made] = await Promise.allSettled([recordHostState(ticket.repo), createWorktree(ticket.repo, baseCommit, ticket.id, { keep: options.keep })]);
+      if (made.status === 'rejected') throw made.reason;
+      worktree = made.value;
+      if (host.status === 'rejected') throw host.reason;
+      hostBefore = host.value;
       emit({ type: 'worktree', dir: worktree.dir, baseCommit });
       // Named after the worktree, so that a killed run's temp dir goes with its worktree
       // (corral clean, the next run). mkdir fails on anything already there.
@@ -398,6 +403,10 @@ async function recordResult(input: {
   let hostChanges: string[] = [];
   let patch: string | undefined;
   try {
+    // The host's state is read beside the snapshot: one is the host repository, the other
+    // the worktree, and the agent is done with both.
+    const hostAfter = input.hostBefore ? recordHostState(ticket.repo, input.hostBefore) : undefined;
+    hostAfter?.catch(() => undefined);
     const snapshot = await snapshotWorktree(worktree);
     try {
       const changes = await listChanges(snapshot);
@@ -409,7 +418,7 @@ async function recordResult(input: {
       const patchFile = path.join(input.runDir, 'patch.diff');
       await writeFile(patchFile, leaked.length > 0 ? redactBytes(bytes, input.secrets) : bytes);
       patch = patchFile;
-      hostChanges = input.hostBefore ? hostDifferences(input.hostBefore, await recordHostState(ticket.repo, input.hostBefore)) : [];
+      hostChanges = input.hostBefore && hostAfter ? hostDifferences(input.hostBefore, await hostAfter) : [];
       input.emit({ type: 'host', ok: hostChanges.length === 0, differences: hostChanges });
       if (leaked.length > 0) {
         return { status: 'fence_violated', reason: `the change contains the value of ${leaked.join(', ')}; it was redacted in the patch and not committed`, fence, hostChanges, patch, keepWorktree: false };

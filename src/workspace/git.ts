@@ -129,16 +129,27 @@ const commonDirs = new Map<string, Promise<string>>();
 
 /** The absolute common git directory of `repo` (where worktrees, refs and objects live), asked of git once per process. */
 export function gitCommonDir(repo: string): Promise<string> {
-  let dir = commonDirs.get(repo);
-  if (dir === undefined) {
-    dir = git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']).then((r) => r.stdout.trim());
-    dir.catch(() => commonDirs.delete(repo));
-    commonDirs.set(repo, dir);
-  }
-  return dir;
+  return commonDirs.get(repo) ?? remember(repo, askCommonDir(repo));
 }
 
-/** Tells `gitCommonDir` what another git call already answered for `repo`. */
-export function rememberGitCommonDir(repo: string, dir: string): void {
-  if (dir !== '' && !commonDirs.has(repo)) commonDirs.set(repo, Promise.resolve(dir));
+/**
+ * Tells `gitCommonDir` what another git call answers (or will answer) for `repo`, so a
+ * caller meanwhile waits for that answer instead of starting a process; an empty or
+ * failed answer makes it ask git itself after all.
+ */
+export function rememberGitCommonDir(repo: string, dir: Promise<string>): void {
+  if (!commonDirs.has(repo)) remember(repo, dir.then((found) => found || askCommonDir(repo), () => askCommonDir(repo)));
+}
+
+function askCommonDir(repo: string): Promise<string> {
+  return git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']).then((r) => r.stdout.trim());
+}
+
+function remember(repo: string, dir: Promise<string>): Promise<string> {
+  // A failure is not remembered: the next caller asks again.
+  dir.catch(() => {
+    if (commonDirs.get(repo) === dir) commonDirs.delete(repo);
+  });
+  commonDirs.set(repo, dir);
+  return dir;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findRepoAndCommit } from '../../src/workspace/git.js';
+import { findRepoAndCommit, gitCommonDir, rememberGitCommonDir } from '../../src/workspace/git.js';
 import { makeRepo, makeTempDir, runGit, writeFiles } from '../ticket/temp-repo.js';
 
 describe('findRepoAndCommit', () => {
@@ -22,5 +22,25 @@ describe('findRepoAndCommit', () => {
     runGit(empty, ['init', '-q']);
     expect(await findRepoAndCommit(empty, 'HEAD')).toEqual({ root: empty, commit: null });
     expect(await findRepoAndCommit(makeTempDir(), 'HEAD')).toEqual({ root: null, commit: null });
+  });
+});
+
+describe('gitCommonDir', () => {
+  it('waits for an answer another git call is about to give instead of asking again', async () => {
+    const repo = makeRepo();
+    let answer!: (dir: string) => void;
+    rememberGitCommonDir(repo, new Promise((resolve) => (answer = resolve)));
+    const asked = gitCommonDir(repo);
+    answer('/the/answer/given');
+    expect(await asked).toBe('/the/answer/given');
+  });
+
+  it('asks git itself when the other answer is empty or fails', async () => {
+    const empty = makeRepo();
+    rememberGitCommonDir(empty, Promise.resolve(''));
+    expect(await gitCommonDir(empty)).toBe(`${empty}/.git`);
+    const failed = makeRepo();
+    rememberGitCommonDir(failed, Promise.reject(new Error('no answer')));
+    expect(await gitCommonDir(failed)).toBe(`${failed}/.git`);
   });
 });
