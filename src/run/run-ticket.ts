@@ -248,14 +248,25 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     if (!(error instanceof RunNotStarted)) outcome = { kind: 'internal_error', reason: error instanceof Error ? error.message : String(error) };
   }
 
-  const recorded = worktree
-    ? await recordResult({ worktree, ticket, runId, runDir, outcome, secrets, emit, hostBefore, interrupt: options.interrupt })
-    : { ...decideStatus(outcome, { ok: true, verdicts: [] }, ticket), fence: { ok: true, verdicts: [] }, hostChanges: [], keepWorktree: false };
-
   // Cleanup never hides the result: a step that fails becomes a warning.
-  if (worktree && !options.keep && !recorded.keepWorktree) {
-    await removeWorktree(worktree).catch((error: unknown) => warnings.push(`could not remove the worktree ${worktree?.dir}: ${String(error)}`));
-  }
+  let removal: Promise<void> | undefined;
+  const removeMadeWorktree = (made: Worktree): Promise<void> =>
+    (removal ??= removeWorktree(made).catch((error: unknown) => void warnings.push(`could not remove the worktree ${made.dir}: ${String(error)}`)));
+  const recorded = worktree
+    ? await recordResult({
+        worktree,
+        ticket,
+        runId,
+        runDir,
+        outcome,
+        secrets,
+        emit,
+        hostBefore,
+        interrupt: options.interrupt,
+        ...(options.keep ? {} : { release: removeMadeWorktree }),
+      })
+    : { ...decideStatus(outcome, { ok: true, verdicts: [] }, ticket), fence: { ok: true, verdicts: [] }, hostChanges: [], keepWorktree: false };
+  if (worktree && !options.keep && !recorded.keepWorktree) await removeMadeWorktree(worktree);
   if (worktree && (options.keep || recorded.keepWorktree)) await releaseWorktree(worktree);
   if (recorded.keepWorktree && worktree) warnings.push(`the worktree was kept because the patch could not be written: ${worktree.dir}`);
   if (tempDir) await rm(tempDir, { recursive: true, force: true }).catch(() => warnings.push(`could not remove ${tempDir}`));
@@ -397,6 +408,8 @@ async function recordResult(input: {
   /** The host repository before the worktree was made. */
   hostBefore: HostState | undefined;
   interrupt: AbortSignal;
+  /** Starts removing the worktree; called once the patch is written and nothing more is read from it. */
+  release?: (worktree: Worktree) => Promise<void>;
 }): Promise<Recorded> {
   const { worktree, ticket, runId, outcome } = input;
   let fence: FenceResult = { ok: true, verdicts: [] };
@@ -427,6 +440,9 @@ async function recordResult(input: {
       // A Ctrl-C while the result was being recorded still means interrupted: no branch.
       if (verdict.status === 'passed' && input.interrupt.aborted) verdict = { status: 'interrupted', reason: 'interrupted' };
       if (verdict.status !== 'passed') return { ...verdict, fence, hostChanges, patch, keepWorktree: false };
+      // The patch is written and the fence read: the worktree goes while the result is
+      // committed (in the host repository, from the snapshot's own index).
+      void input.release?.(worktree);
       const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
       const { branch } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1), { unchanged: changes.length === 0 });
       return { ...verdict, fence, hostChanges, patch, branch, keepWorktree: false };

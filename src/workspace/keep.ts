@@ -30,7 +30,9 @@ export async function commitToBranch(
   suffix: string,
   options: { unchanged?: boolean } = {},
 ): Promise<{ branch: string; commit: string }> {
-  const cwd = snapshot.worktree.dir;
+  // The host repository, not the worktree: the worktree may be on its way out by now, and
+  // the objects, the refs and the snapshot's index are all reachable from the host.
+  const cwd = snapshot.worktree.repo;
   // A snapshot that lists no change against the base has the base's tree.
   const tree = options.unchanged ? `${snapshot.worktree.baseCommit}^{tree}` : (await git(cwd, ['write-tree'], { env: snapshot.env })).stdout.trim();
   const commit = (await git(cwd, ['commit-tree', tree, '-p', snapshot.worktree.baseCommit, '-F', '-'], { input: message })).stdout.trim();
