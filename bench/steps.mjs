@@ -40,6 +40,9 @@ export async function benchSteps({ quick = false } = {}) {
         runMs,
         baselineMs: baseMs,
         overheadPerStepMs: round((runMs.median - baseMs.median) / steps),
+        // The same from each round's own pair (run and baseline back to back): load that
+        // drifts between rounds cancels, so the spread shows how far one figure can be trusted.
+        pairedOverheadPerStepMs: summarise(run.map((r, i) => (r.ms - base[i].ms) / steps)),
         peakRssMb: summarise(run.map((r) => r.rssMb)),
         baselinePeakRssMb: summarise(base.map((r) => r.rssMb)),
       });
