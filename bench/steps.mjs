@@ -29,8 +29,15 @@ export async function benchSteps({ quick = false } = {}) {
       const run = [];
       const base = [];
       for (let i = 0; i < rounds; i++) {
-        run.push(runTicket(ticket));
-        base.push(measure([process.execPath, BASELINE, String(steps)]));
+        // Which goes first changes every round, so neither always follows the other.
+        const baseline = () => base.push(measure([process.execPath, BASELINE, String(steps)]));
+        if (i % 2 === 0) {
+          run.push(runTicket(ticket));
+          baseline();
+        } else {
+          baseline();
+          run.push(runTicket(ticket));
+        }
       }
       const runMs = summarise(run.map((r) => r.ms));
       const baseMs = summarise(base.map((r) => r.ms));
