@@ -418,8 +418,9 @@ async function recordResult(input: {
   try {
     // The host's state is read beside the snapshot: one is the host repository, the other
     // the worktree, and the agent is done with both.
-    const hostAfter = input.hostBefore ? recordHostState(ticket.repo, input.hostBefore) : undefined;
-    hostAfter?.catch(() => undefined);
+    const { hostBefore } = input;
+    const hostChanged = hostBefore ? recordHostState(ticket.repo, hostBefore).then((after) => hostDifferences(hostBefore, after)) : Promise.resolve([]);
+    hostChanged.catch(() => undefined);
     const snapshot = await snapshotWorktree(worktree);
     try {
       const changes = await listChanges(snapshot);
@@ -431,7 +432,7 @@ async function recordResult(input: {
       const patchFile = path.join(input.runDir, 'patch.diff');
       await writeFile(patchFile, leaked.length > 0 ? redactBytes(bytes, input.secrets) : bytes);
       patch = patchFile;
-      hostChanges = input.hostBefore && hostAfter ? hostDifferences(input.hostBefore, await hostAfter) : [];
+      hostChanges = await hostChanged;
       input.emit({ type: 'host', ok: hostChanges.length === 0, differences: hostChanges });
       if (leaked.length > 0) {
         return { status: 'fence_violated', reason: `the change contains the value of ${leaked.join(', ')}; it was redacted in the patch and not committed`, fence, hostChanges, patch, keepWorktree: false };

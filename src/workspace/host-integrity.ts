@@ -33,14 +33,14 @@ export async function recordHostState(repo: string, before?: HostState): Promise
   // points core.hooksPath at /dev/null) and one for the refs; HEAD is read from its file
   // (below), which saves the `symbolic-ref` and `rev-parse HEAD` processes.
   // Where the files are does not change during a run: asked once, at the start.
-  const asked =
-    before?.files ??
-    git(repo, ['rev-parse', '--path-format=absolute', '--git-path', 'config', '--git-common-dir', '--git-path', 'HEAD', '--git-path', 'index']).then((r) => {
-      const [config = '', commonDir = '', head = '', index = ''] = r.stdout.split('\n');
-      return { config, commonDir, head, index };
-    });
+  const asked = before
+    ? Promise.resolve(before.files)
+    : git(repo, ['rev-parse', '--path-format=absolute', '--git-path', 'config', '--git-common-dir', '--git-path', 'HEAD', '--git-path', 'index']).then((r) => {
+        const [config = '', commonDir = '', head = '', index = ''] = r.stdout.split('\n');
+        return { config, commonDir, head, index };
+      });
   // Known before it is answered, so a worktree made meanwhile asks no git process of its own.
-  if (before === undefined) rememberGitCommonDir(repo, Promise.resolve(asked).then((found) => found.commonDir));
+  if (before === undefined) rememberGitCommonDir(repo, asked.then((found) => found.commonDir));
   const [refs, files] = await Promise.all([git(repo, ['for-each-ref', '--format=%(refname) %(objectname)']), asked]);
   const { config: configFile, head: headFile, index: indexFile, commonDir } = files;
   const refLines = refs.stdout.split('\n').filter((line) => line !== '');
