@@ -105,14 +105,21 @@ export async function findRepoRoot(dir: string): Promise<string | null> {
 /**
  * The repository containing `dir` and the commit `rev` names in it, with one git process
  * (a ticket's load needs both, and each git process costs a fork): root null when `dir`
- * is in no repository, commit null when `rev` names no commit there.
+ * is in no repository, commit null when `rev` names no commit there. The same process
+ * also says where the repository's git files are, which `gitPaths` then knows without
+ * asking again: the run's worktree and host checks need them before anything else.
  */
 export async function findRepoAndCommit(dir: string, rev: string): Promise<{ root: string | null; commit: string | null }> {
   if (rev.startsWith('-')) return { root: await findRepoRoot(dir), commit: null };
-  // git prints the top directory first and then verifies the rev: exit 1 (quiet) when
-  // the rev names no commit, 128 when there is no repository at all.
-  const r = await git(dir, ['rev-parse', '--show-toplevel', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], { allowFailure: true }).catch(() => null);
-  const [root, commit] = r && (r.exitCode === 0 || r.exitCode === 1) ? r.stdout.split('\n') : [];
+  // git prints the paths and the top directory first and then verifies the rev: exit 1
+  // (quiet) when the rev names no commit, 128 when there is no repository at all.
+  const r = await git(dir, ['rev-parse', '--path-format=absolute', ...GIT_PATH_ARGS, '--show-toplevel', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], {
+    allowFailure: true,
+  }).catch(() => null);
+  const lines = r && (r.exitCode === 0 || r.exitCode === 1) ? r.stdout.split('\n') : [];
+  const paths = readGitPaths(lines);
+  const [root, commit] = lines.slice(GIT_PATH_LINES);
+  if (root && paths !== null && !knownPaths.has(root)) remember(root, Promise.resolve(paths));
   return { root: root || null, commit: r?.exitCode === 0 && commit ? commit : null };
 }
 
@@ -125,31 +132,52 @@ export async function resolveCommit(repo: string, rev: string): Promise<string |
   return r.exitCode === 0 ? r.stdout.trim() : null;
 }
 
-const commonDirs = new Map<string, Promise<string>>();
-
-/** The absolute common git directory of `repo` (where worktrees, refs and objects live), asked of git once per process. */
-export function gitCommonDir(repo: string): Promise<string> {
-  return commonDirs.get(repo) ?? remember(repo, askCommonDir(repo));
+/** Where a repository's git files are, as absolute paths. */
+export interface GitPaths {
+  /** Where refs, objects and the worktrees' entries live. */
+  commonDir: string;
+  config: string;
+  /** This checkout's HEAD file (a linked worktree has its own). */
+  head: string;
+  /** This checkout's index file. */
+  index: string;
 }
+
+const GIT_PATH_ARGS = ['--git-common-dir', '--git-path', 'config', '--git-path', 'HEAD', '--git-path', 'index'];
+const GIT_PATH_LINES = 4;
+const knownPaths = new Map<string, Promise<GitPaths>>();
 
 /**
- * Tells `gitCommonDir` what another git call answers (or will answer) for `repo`, so a
- * caller meanwhile waits for that answer instead of starting a process; an empty or
- * failed answer makes it ask git itself after all.
+ * Where `repo`'s git files are, asked of git once per process (they do not move while
+ * corral runs). A ticket's load already learns them (findRepoAndCommit); callers that
+ * ask at the same time share one pending answer.
  */
-export function rememberGitCommonDir(repo: string, dir: Promise<string>): void {
-  if (!commonDirs.has(repo)) remember(repo, dir.then((found) => found || askCommonDir(repo), () => askCommonDir(repo)));
+export function gitPaths(repo: string): Promise<GitPaths> {
+  return knownPaths.get(repo) ?? remember(repo, askGitPaths(repo));
 }
 
-function askCommonDir(repo: string): Promise<string> {
-  return git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']).then((r) => r.stdout.trim());
+/** The absolute common git directory of `repo` (where worktrees, refs and objects live). */
+export async function gitCommonDir(repo: string): Promise<string> {
+  return (await gitPaths(repo)).commonDir;
 }
 
-function remember(repo: string, dir: Promise<string>): Promise<string> {
+async function askGitPaths(repo: string): Promise<GitPaths> {
+  const r = await git(repo, ['rev-parse', '--path-format=absolute', ...GIT_PATH_ARGS]);
+  const paths = readGitPaths(r.stdout.split('\n'));
+  if (paths === null) throw new GitError(['rev-parse', ...GIT_PATH_ARGS], { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode });
+  return paths;
+}
+
+function readGitPaths(lines: string[]): GitPaths | null {
+  const [commonDir, config, head, index] = lines;
+  return commonDir && config && head && index ? { commonDir, config, head, index } : null;
+}
+
+function remember(repo: string, paths: Promise<GitPaths>): Promise<GitPaths> {
   // A failure is not remembered: the next caller asks again.
-  dir.catch(() => {
-    if (commonDirs.get(repo) === dir) commonDirs.delete(repo);
+  paths.catch(() => {
+    if (knownPaths.get(repo) === paths) knownPaths.delete(repo);
   });
-  commonDirs.set(repo, dir);
-  return dir;
+  knownPaths.set(repo, paths);
+  return paths;
 }

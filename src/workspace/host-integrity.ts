@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { git, rememberGitCommonDir } from './git.js';
+import { git, gitPaths, type GitPaths } from './git.js';
 
 // The fence proves what changed in the worktree; this proves the host repository did not
 // change under the run: an agent (or a program it ran) that moves HEAD or a branch, sets
@@ -10,7 +10,7 @@ import { git, rememberGitCommonDir } from './git.js';
 /** What of the host repository a run must leave as it found it. */
 export interface HostState {
   /** Where the host's config, common git directory, HEAD and index files are. */
-  files: { config: string; commonDir: string; head: string; index: string };
+  files: GitPaths;
   head: string;
   /** `refname sha` lines, the run's own `refs/heads/corral/*` left out. */
   refs: string[];
@@ -29,18 +29,11 @@ export interface HostIndex {
 }
 
 export async function recordHostState(repo: string, before?: HostState): Promise<HostState> {
-  // One process for the paths (not `--git-path hooks` for the hooks: the hardened git
-  // points core.hooksPath at /dev/null) and one for the refs; HEAD is read from its file
-  // (below), which saves the `symbolic-ref` and `rev-parse HEAD` processes.
-  // Where the files are does not change during a run: asked once, at the start.
-  const asked = before
-    ? Promise.resolve(before.files)
-    : git(repo, ['rev-parse', '--path-format=absolute', '--git-path', 'config', '--git-common-dir', '--git-path', 'HEAD', '--git-path', 'index']).then((r) => {
-        const [config = '', commonDir = '', head = '', index = ''] = r.stdout.split('\n');
-        return { config, commonDir, head, index };
-      });
-  // Known before it is answered, so a worktree made meanwhile asks no git process of its own.
-  if (before === undefined) rememberGitCommonDir(repo, asked.then((found) => found.commonDir));
+  // Where the files are does not change during a run: known from the ticket's load (or
+  // asked once), not `--git-path hooks` for the hooks (the hardened git points
+  // core.hooksPath at /dev/null). HEAD is read from its file (below), which saves the
+  // `symbolic-ref` and `rev-parse HEAD` processes.
+  const asked = before ? Promise.resolve(before.files) : gitPaths(repo);
   const [refs, files] = await Promise.all([git(repo, ['for-each-ref', '--format=%(refname) %(objectname)']), asked]);
   const { config: configFile, head: headFile, index: indexFile, commonDir } = files;
   const refLines = refs.stdout.split('\n').filter((line) => line !== '');

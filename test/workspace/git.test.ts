@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { findRepoAndCommit, gitCommonDir, rememberGitCommonDir } from '../../src/workspace/git.js';
+import { rmSync } from 'node:fs';
+import { findRepoAndCommit, gitCommonDir, gitPaths } from '../../src/workspace/git.js';
 import { makeRepo, makeTempDir, runGit, writeFiles } from '../ticket/temp-repo.js';
 
 describe('findRepoAndCommit', () => {
@@ -25,22 +26,29 @@ describe('findRepoAndCommit', () => {
   });
 });
 
-describe('gitCommonDir', () => {
-  it('waits for an answer another git call is about to give instead of asking again', async () => {
+describe('gitPaths', () => {
+  it('knows where the git files are once a ticket load has found the repository, without asking git again', async () => {
     const repo = makeRepo();
-    let answer!: (dir: string) => void;
-    rememberGitCommonDir(repo, new Promise((resolve) => (answer = resolve)));
-    const asked = gitCommonDir(repo);
-    answer('/the/answer/given');
-    expect(await asked).toBe('/the/answer/given');
+    writeFiles(repo, { 'src/a.txt': 'a\n' });
+    await findRepoAndCommit(`${repo}/src`, 'HEAD');
+    // The answer comes from the load's own git call: with the repository gone, asking git would fail.
+    rmSync(`${repo}/.git`, { recursive: true, force: true });
+    expect(await gitPaths(repo)).toEqual({ commonDir: `${repo}/.git`, config: `${repo}/.git/config`, head: `${repo}/.git/HEAD`, index: `${repo}/.git/index` });
+    expect(await gitCommonDir(repo)).toBe(`${repo}/.git`);
   });
 
-  it('asks git itself when the other answer is empty or fails', async () => {
-    const empty = makeRepo();
-    rememberGitCommonDir(empty, Promise.resolve(''));
-    expect(await gitCommonDir(empty)).toBe(`${empty}/.git`);
-    const failed = makeRepo();
-    rememberGitCommonDir(failed, Promise.reject(new Error('no answer')));
-    expect(await gitCommonDir(failed)).toBe(`${failed}/.git`);
+  it("names a linked worktree's own HEAD and index, and the main repository's common dir and config", async () => {
+    const repo = makeRepo();
+    const linked = `${makeTempDir()}/linked`;
+    runGit(repo, ['worktree', 'add', '-q', '--detach', linked]);
+    const admin = runGit(linked, ['rev-parse', '--path-format=absolute', '--git-dir']).trim();
+    expect(await gitPaths(linked)).toEqual({ commonDir: `${repo}/.git`, config: `${repo}/.git/config`, head: `${admin}/HEAD`, index: `${admin}/index` });
+  });
+
+  it('does not remember a failure: a later call asks again', async () => {
+    const dir = makeTempDir();
+    await expect(gitPaths(dir)).rejects.toThrow(/not a git repository/);
+    runGit(dir, ['init', '-q']);
+    expect((await gitPaths(dir)).commonDir).toBe(`${dir}/.git`);
   });
 });
