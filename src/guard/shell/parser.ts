@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import v8 from 'node:v8';
 import type { Node, Parser, Tree } from 'web-tree-sitter';
@@ -17,10 +18,14 @@ export function loadBashParser(): Promise<Parser> {
     // and every process spawn after it pays for the larger address space; the baseline
     // tier parses a command in well under a millisecond all the same.
     v8.setFlagsFromString('--liftoff-only');
-    const { Parser: ParserClass, Language } = await import('web-tree-sitter');
-    await ParserClass.init();
+    // Its CommonJS build, and the grammar as bytes: an import() of the package, or the
+    // import() of fs/promises tree-sitter makes when given a path, would start Node's
+    // ES-module loader for this one package (≈ 17 ms in a fresh process, ≈ 10 ms off a
+    // run's first decision).
     const require = createRequire(import.meta.url);
-    const language = await Language.load(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'));
+    const { Parser: ParserClass, Language } = require('web-tree-sitter') as typeof import('web-tree-sitter');
+    await ParserClass.init();
+    const language = await Language.load(await readFile(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm')));
     const parser = new ParserClass();
     parser.setLanguage(language);
     return parser;
