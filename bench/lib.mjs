@@ -141,6 +141,21 @@ export function corralRun(ticket, { repo, runsDir }) {
   return measure([process.execPath, CORRAL, 'run', '--unattended', '--runs-dir', runsDir, ticket], { cwd: repo, env: corralEnv() });
 }
 
+/**
+ * Runs a subject and its baseline in `round`, the baseline first in even rounds and second
+ * in odd ones, so neither always follows the other (whatever one leaves behind, a cold
+ * cache or a disk busy with a removal, falls on both sides alike).
+ */
+export function inTurn(round, baseline, subject) {
+  if (round % 2 === 0) {
+    baseline();
+    subject();
+  } else {
+    subject();
+    baseline();
+  }
+}
+
 /** Runs `fn` `times` times; `fn` gets the round index. */
 export function repeat(times, fn) {
   const out = [];

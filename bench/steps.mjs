@@ -3,7 +3,7 @@
 // in the same rounds; and how both grow from 50 to 1,000 steps.
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { ROOT, bashReplayScript, benchTicket, corralRun, fitLine, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
+import { ROOT, bashReplayScript, benchTicket, corralRun, fitLine, inTurn, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
 
 const BASELINE = path.join(ROOT, 'bench/spawn-baseline.mjs');
 /** Prints 1 MiB: 16,384 lines of 64 bytes. */
@@ -29,15 +29,11 @@ export async function benchSteps({ quick = false } = {}) {
       const run = [];
       const base = [];
       for (let i = 0; i < rounds; i++) {
-        // Which goes first changes every round, so neither always follows the other.
-        const baseline = () => base.push(measure([process.execPath, BASELINE, String(steps)]));
-        if (i % 2 === 0) {
-          run.push(runTicket(ticket));
-          baseline();
-        } else {
-          baseline();
-          run.push(runTicket(ticket));
-        }
+        inTurn(
+          i,
+          () => base.push(measure([process.execPath, BASELINE, String(steps)])),
+          () => run.push(runTicket(ticket)),
+        );
       }
       const runMs = summarise(run.map((r) => r.ms));
       const baseMs = summarise(base.map((r) => r.ms));

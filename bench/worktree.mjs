@@ -4,7 +4,7 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { benchTicket, corralRun, gitEnv, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
+import { benchTicket, corralRun, gitEnv, inTurn, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
 
 export async function benchWorktree({ files = 20_000, rounds = 5 } = {}) {
   const scratch = tempDir('worktree');
@@ -28,16 +28,13 @@ export async function benchWorktree({ files = 20_000, rounds = 5 } = {}) {
     const run = [];
     const base = [];
     for (let i = 0; i < rounds; i++) {
-      // Which goes first changes every round: right after the other side's removal of
-      // 20,000 files, a checkout here was measured up to 3× slower (docs/performance.md).
-      const corral = () => run.push(corralRun(ticket, { repo, runsDir: path.join(scratch.dir, 'runs', String(i)) }));
-      if (i % 2 === 0) {
-        base.push(bare());
-        corral();
-      } else {
-        corral();
-        base.push(bare());
-      }
+      // Right after the other side's removal of 20,000 files, a checkout here was measured
+      // up to 3× slower (docs/performance.md).
+      inTurn(
+        i,
+        () => base.push(bare()),
+        () => run.push(corralRun(ticket, { repo, runsDir: path.join(scratch.dir, 'runs', String(i)) })),
+      );
     }
     const runMs = summarise(run.map((r) => r.ms));
     const bareMs = summarise(base.map((r) => r.ms));

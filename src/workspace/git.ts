@@ -162,9 +162,10 @@ export async function gitCommonDir(repo: string): Promise<string> {
 }
 
 async function askGitPaths(repo: string): Promise<GitPaths> {
-  const r = await git(repo, ['rev-parse', '--path-format=absolute', ...GIT_PATH_ARGS]);
+  const args = ['rev-parse', '--path-format=absolute', ...GIT_PATH_ARGS];
+  const r = await git(repo, args);
   const paths = readGitPaths(r.stdout.split('\n'));
-  if (paths === null) throw new GitError(['rev-parse', ...GIT_PATH_ARGS], { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode });
+  if (paths === null) throw new GitError(args, r);
   return paths;
 }
 

@@ -33,8 +33,7 @@ export async function recordHostState(repo: string, before?: HostState): Promise
   // asked once), not `--git-path hooks` for the hooks (the hardened git points
   // core.hooksPath at /dev/null). HEAD is read from its file (below), which saves the
   // `symbolic-ref` and `rev-parse HEAD` processes.
-  const asked = before ? Promise.resolve(before.files) : gitPaths(repo);
-  const [refs, files] = await Promise.all([git(repo, ['for-each-ref', '--format=%(refname) %(objectname)']), asked]);
+  const [refs, files] = await Promise.all([git(repo, ['for-each-ref', '--format=%(refname) %(objectname)']), before?.files ?? gitPaths(repo)]);
   const { config: configFile, head: headFile, index: indexFile, commonDir } = files;
   const refLines = refs.stdout.split('\n').filter((line) => line !== '');
   const [config, head, index] = await Promise.all([
