@@ -38,6 +38,43 @@ describe('the replay model', () => {
     expect(past.stopReason).toBe('end_turn');
   });
 
+  it('counts the assistant turns of one conversation as it grows, and of a new one afresh', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 's.yaml');
+    writeFileSync(file, 'turns:\n  - text: one\n  - text: two\n  - text: three\n');
+    const model = createReplayModel(`replay:${file}`, await loadReplayScript(file));
+    const growing = request(0);
+    const text = async (r: ReturnType<typeof request>) => (await model.complete(r)).content;
+    expect(await text(growing)).toEqual([{ type: 'text', text: 'one' }]);
+    growing.messages.push({ role: 'assistant', content: 'x' }, { role: 'user', content: 'y' });
+    expect(await text(growing)).toEqual([{ type: 'text', text: 'two' }]);
+    growing.messages.push({ role: 'assistant', content: 'x' }, { role: 'user', content: 'y' });
+    expect(await text(growing)).toEqual([{ type: 'text', text: 'three' }]);
+    // The same list cut back (a rewind) is counted afresh too.
+    growing.messages.splice(1);
+    expect(await text(growing)).toEqual([{ type: 'text', text: 'one' }]);
+    // Another conversation (a shorter one, then one as long whose messages differ) is counted from its start.
+    expect(await text(request(1))).toEqual([{ type: 'text', text: 'two' }]);
+    const replaced = request(2);
+    replaced.messages.splice(1, 2, { role: 'user', content: 'y' }, { role: 'user', content: 'z' });
+    expect(await text(replaced)).toEqual([{ type: 'text', text: 'two' }]);
+  });
+
+  it('hands out a fresh copy of a turn every time, and estimates its output from its size', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 's.yaml');
+    writeFileSync(file, 'turns:\n  - text: hi\n    tools:\n      - Write: {file_path: a, content: "1"}\n');
+    const model = createReplayModel(`replay:${file}`, await loadReplayScript(file));
+    const first = await model.complete(request(0));
+    const expected = [
+      { type: 'text', text: 'hi' },
+      { type: 'tool_use', id: 'toolu_replay_0_0', name: 'Write', input: { file_path: 'a', content: '1' } },
+    ];
+    expect(first.usage.outputTokens).toBe(Math.ceil(JSON.stringify(expected).length / 4));
+    (first.content[1] as { input: Record<string, unknown> }).input.file_path = 'changed by the caller';
+    expect((await model.complete(request(0))).content).toEqual(expected);
+  });
+
   it('reports script problems with line and column', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'bad.yaml');
