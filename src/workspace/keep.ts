@@ -34,9 +34,12 @@ export async function commitToBranch(
   // the objects, the refs and the snapshot's index are all reachable from the host.
   const cwd = snapshot.worktree.repo;
   // A snapshot that lists no change against the base has the base's tree.
-  const tree = options.unchanged ? `${snapshot.worktree.baseCommit}^{tree}` : (await git(cwd, ['write-tree'], { env: snapshot.env })).stdout.trim();
-  const commit = (await git(cwd, ['commit-tree', tree, '-p', snapshot.worktree.baseCommit, '-F', '-'], { input: message })).stdout.trim();
-  const checkedOut = await checkedOutBranches(snapshot.worktree.repo);
+  const makeCommit = async (): Promise<string> => {
+    const tree = options.unchanged ? `${snapshot.worktree.baseCommit}^{tree}` : (await git(cwd, ['write-tree'], { env: snapshot.env })).stdout.trim();
+    return (await git(cwd, ['commit-tree', tree, '-p', snapshot.worktree.baseCommit, '-F', '-'], { input: message })).stdout.trim();
+  };
+  // Which branches are checked out is read while git writes the commit: it reads files only.
+  const [commit, checkedOut] = await Promise.all([makeCommit(), checkedOutBranches(snapshot.worktree.repo)]);
   const target = checkedOut.includes(`refs/heads/${branch}`) ? `${branch}-${suffix}` : branch;
   await git(cwd, ['update-ref', '-m', 'corral: run passed', `refs/heads/${target}`, commit]);
   return { branch: target, commit };
