@@ -16,6 +16,12 @@ const { createBundleLoader } = require('./load-bundle.cjs');
 v8.setFlagsFromString('--semi-space-growth-factor=1');
 // The shell parser's WASM on V8's baseline tier only (src/guard/shell/parser.ts says why).
 v8.setFlagsFromString('--liftoff-only');
+// JavaScript stops short of TurboFan, V8's optimising compiler (Sparkplug, and Maglev where
+// a Node has it, still run). A run's code runs a few hundred times, not millions: TurboFan
+// spent ≈ 0.5 s of CPU on V8's threads in a 200-step run (the replay script's YAML lexer,
+// the syntax tree's walk, the event loop's own functions), CPU taken from the commands the
+// run spawns; without it the 200 steps took ≈ 300 ms less (docs/performance.md).
+v8.setFlagsFromString('--max-opt=2');
 
 const bundle = createBundleLoader();
 const { main } = bundle.load(path.join(__dirname, '../dist/bundle/corral.cjs'));
