@@ -19,12 +19,16 @@ const request = (assistantTurns: number) => ({
   ],
 });
 
+/** A replay model playing `script`, written to a file as a ticket's would be. */
+async function replayOf(script: string) {
+  const file = path.join(tempDir(), 's.yaml');
+  writeFileSync(file, script);
+  return createReplayModel(`replay:${file}`, await loadReplayScript(file));
+}
+
 describe('the replay model', () => {
   it('plays the turn after the assistant turns so far, with stable tool ids', async () => {
-    const dir = tempDir();
-    const file = path.join(dir, 's.yaml');
-    writeFileSync(file, 'turns:\n  - text: hi\n    tools:\n      - Read: {file_path: a}\n      - Bash: {command: ls}\n  - text: bye\n');
-    const model = createReplayModel(`replay:${file}`, await loadReplayScript(file));
+    const model = await replayOf('turns:\n  - text: hi\n    tools:\n      - Read: {file_path: a}\n      - Bash: {command: ls}\n  - text: bye\n');
     const first = await model.complete(request(0));
     expect(first.stopReason).toBe('tool_use');
     expect(first.content).toEqual([
@@ -39,10 +43,7 @@ describe('the replay model', () => {
   });
 
   it('counts the assistant turns of one conversation as it grows, and of a new one afresh', async () => {
-    const dir = tempDir();
-    const file = path.join(dir, 's.yaml');
-    writeFileSync(file, 'turns:\n  - text: one\n  - text: two\n  - text: three\n');
-    const model = createReplayModel(`replay:${file}`, await loadReplayScript(file));
+    const model = await replayOf('turns:\n  - text: one\n  - text: two\n  - text: three\n');
     const growing = request(0);
     const text = async (r: ReturnType<typeof request>) => (await model.complete(r)).content;
     expect(await text(growing)).toEqual([{ type: 'text', text: 'one' }]);
@@ -61,10 +62,7 @@ describe('the replay model', () => {
   });
 
   it('hands out a fresh copy of a turn every time, and estimates its output from its size', async () => {
-    const dir = tempDir();
-    const file = path.join(dir, 's.yaml');
-    writeFileSync(file, 'turns:\n  - text: hi\n    tools:\n      - Write: {file_path: a, content: "1"}\n');
-    const model = createReplayModel(`replay:${file}`, await loadReplayScript(file));
+    const model = await replayOf('turns:\n  - text: hi\n    tools:\n      - Write: {file_path: a, content: "1"}\n');
     const first = await model.complete(request(0));
     const expected = [
       { type: 'text', text: 'hi' },
