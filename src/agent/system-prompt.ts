@@ -6,9 +6,10 @@ import type { Ticket } from '../ticket/types.js';
  */
 export function buildSystemPrompt(ticket: Pick<Ticket, 'allow' | 'forbid' | 'checks' | 'title'>, sandbox?: { network: boolean }): string {
   // Said up front, so the model does not spend steps finding out that a cache write or a download fails.
+  // Without a sandbox, /tmp is the machine's and writing there is asked; $TMPDIR is the run's own.
   const confined = sandbox
-    ? `\nCommands run in a sandbox: only this worktree and $TMPDIR (also /tmp) are writable, $HOME is read-only${sandbox.network ? '' : ', and there is no network'}.`
-    : '';
+    ? `\nCommands run in a sandbox: only this worktree and $TMPDIR (also /tmp) are writable, $HOME is a private empty folder, secret files read as empty${sandbox.network ? '' : ', and there is no network'}.`
+    : '\nPut scratch files in $TMPDIR, the run\'s own temp dir; /tmp is shared with the machine.';
   const checks = ticket.checks.length > 0 ? ticket.checks.map((c) => `  - ${c.run}`).join('\n') : '  (none)';
   const forbid = ticket.forbid.length > 0 ? `\nYou must never change: ${ticket.forbid.join(', ')}.` : '';
   return `You are a careful software engineer working on one ticket in a git worktree of the repository.

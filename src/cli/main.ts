@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { CORRAL_VERSION } from '../version.js';
 import { EXIT, formatProblem, InternalError, UsageError } from '../errors.js';
 import type { CliIo } from './io.js';
@@ -52,6 +52,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .option('--tool <name>', 'the tool called', 'Bash')
     .option('--ticket <file>', 'judge with this ticket\'s fence, checks and rules, in its repository')
     .option('--cwd <dir>', 'where the command starts, relative to the repository root')
+    .addOption(sandboxOption())
     .option('--json', 'print the verdict as JSON')
     .action(async (words: string[], options: ExplainOptions) => {
       const { explainCommand } = await import('./commands/explain.js');
@@ -121,9 +122,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .command('test')
     .description('run a file of policy cases through the real guard as a dry run (default: policy_tests.yaml)')
     .argument('[file]', 'policy test file')
-    .action(async (file: string | undefined) => {
+    .addOption(sandboxOption())
+    .action(async (file: string | undefined, options: { sandbox?: 'bwrap' | 'none' }) => {
       const { policyTestCommand } = await import('./commands/policy-test.js');
-      exitCode = await policyTestCommand(file, io);
+      exitCode = await policyTestCommand(file, io, options.sandbox);
     });
 
   try {
@@ -138,7 +140,13 @@ export interface ExplainOptions {
   tool: string;
   ticket?: string;
   cwd?: string;
+  sandbox?: 'bwrap' | 'none';
   json?: boolean;
+}
+
+/** Dry runs judge for the sandbox a run would get here, unless told which. */
+function sandboxOption(): Option {
+  return new Option('--sandbox <kind>', 'judge as if commands ran in this sandbox (default: what a run gets on this machine)').choices(['bwrap', 'none']);
 }
 
 export interface ConfigOptions {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import type { CallFacts, CallSite, PathFact } from './facts.js';
 import { HISTORY_ORIGIN } from './commands/git.js';
-import { classify, filesUnder } from './facts.js';
+import { classify, containedBySandbox, filesUnder } from './facts.js';
 import { resolvePhysical } from './paths/resolve.js';
 
 /** One finding of the baseline's hard limits, with the rule id the decision names. */
@@ -36,16 +36,22 @@ export interface Fence {
 /** Checks every fact against the hard limits and the ticket's fence. Reads the file system only to list a directory a recursive call takes whole. */
 export function baselineFindings(facts: CallFacts, site: CallSite, judge: FenceJudge): Finding[] {
   const findings: Finding[] = [];
+  const contained = containedBySandbox(facts, site);
   for (const command of facts.commands) {
-    for (const hazard of command.effects.hazards) findings.push({ effect: 'deny', rule: hazard.rule, reason: `${hazard.reason}: ${command.argv.join(' ')}` });
+    for (const hazard of command.effects.hazards) {
+      if (contained && hazard.contained) continue;
+      findings.push({ effect: 'deny', rule: hazard.rule, reason: `${hazard.reason}: ${command.argv.join(' ')}` });
+    }
   }
   const downloader = facts.commands.find((command) => command.effects.role === 'downloader');
   const interpreter = facts.commands.find((command) => command.effects.role === 'interpreter');
   if (downloader && interpreter) {
     findings.push({ effect: 'deny', rule: 'baseline.download-exec', reason: `\`${downloader.name}\` and \`${interpreter.name}\` in one call can run what was downloaded` });
   }
-  for (const fact of facts.paths) findings.push(...pathFindings(fact, site, judge));
-  for (const problem of facts.problems) findings.push({ effect: 'ask', rule: 'baseline.unanalysable', reason: problem });
+  for (const fact of facts.paths) findings.push(...pathFindings(fact, site, judge, contained));
+  // What cannot be analysed is confined like any unknown program; a deny or ask rule of the
+  // policy still matches what it cannot rule out (decide.ts), and the fence judges the tree.
+  if (!contained) for (const problem of facts.problems) findings.push({ effect: 'ask', rule: 'baseline.unanalysable', reason: problem });
   return findings;
 }
 
@@ -74,14 +80,16 @@ export function fenceJudge(fence: Fence): FenceJudge {
   };
 }
 
-function pathFindings(fact: PathFact, site: CallSite, judge: FenceJudge): Finding[] {
+function pathFindings(fact: PathFact, site: CallSite, judge: FenceJudge, contained: boolean): Finding[] {
   if (fact.path === null) {
-    return fact.access === 'list' ? [] : [{ effect: 'ask', rule: 'baseline.unanalysable', reason: `the path of a ${fact.origin} is not known before it runs (${fact.unknown})` }];
+    return fact.access === 'list' || contained ? [] : [{ effect: 'ask', rule: 'baseline.unanalysable', reason: `the path of a ${fact.origin} is not known before it runs (${fact.unknown})` }];
   }
   const findings: Finding[] = [];
   if (fact.access === 'read' || fact.access === 'exec') {
     if (fact.secret) findings.push({ effect: 'deny', rule: 'baseline.secrets', reason: `${shown(fact)} holds secrets` });
-    else if (fact.recursive) {
+    // Inside the sandbox the worktree's secret files are masked and the home is private:
+    // a directory read whole finds them empty. What git prints from its objects is not masked.
+    else if (fact.recursive && (!contained || fact.origin === HISTORY_ORIGIN)) {
       const { secret, linkOut } = readWhole(fact, site);
       if (secret !== null) findings.push({ effect: 'deny', rule: 'baseline.secrets', reason: `${shown(fact)} is read whole and holds ${secret}` });
       else if (linkOut !== null) findings.push({ effect: 'ask', rule: 'baseline.unanalysable', reason: `${shown(fact)} holds a symlink the command follows out of the worktree, to ${linkOut}` });
@@ -89,7 +97,7 @@ function pathFindings(fact: PathFact, site: CallSite, judge: FenceJudge): Findin
   }
   if (fact.access === 'write') {
     // The directory itself first: a recursive write to `/` needs no walk to be refused.
-    const finding = writeFinding(fact, judge) ?? (fact.recursive ? firstFinding(subtree(fact, site), judge) : null);
+    const finding = writeFinding(fact, judge) ?? (fact.recursive ? scratchTreeFinding(fact, site) ?? firstFinding(subtree(fact, site), judge) : null);
     if (finding !== null) findings.push(finding);
   }
   return findings;
@@ -104,6 +112,18 @@ function writeFinding(fact: PathFact, judge: FenceJudge): Finding | null {
   if (fact.relative === '.') return { effect: 'deny', rule: 'fence.outside-allow', reason: 'the whole worktree is written' };
   const verdict = judge(fact.relative!, fact.recursive);
   return verdict === null ? null : { effect: 'deny', rule: verdict.rule, reason: verdict.reason };
+}
+
+/**
+ * A scratch dir of the sandbox (/tmp, $HOME) written whole reaches the worktree only when
+ * the worktree lies under it, and then all of it: no walk of the machine's /tmp is needed.
+ * Returns undefined where the walk decides.
+ */
+function scratchTreeFinding(fact: PathFact, site: CallSite): Finding | null | undefined {
+  const dir = fact.path;
+  if (dir === null || !fact.tmp || site.scratch.length === 0) return undefined;
+  if (site.tmpDir !== null && (dir === site.tmpDir || dir.startsWith(`${site.tmpDir}/`))) return undefined;
+  return site.worktree.startsWith(dir === '/' ? '/' : `${dir}/`) ? { effect: 'deny', rule: 'fence.outside-allow', reason: `${shown(fact)} holds the worktree, which it would write whole` } : null;
 }
 
 function firstFinding(facts: PathFact[], judge: FenceJudge): Finding | null {
@@ -150,6 +170,13 @@ function readWhole(fact: PathFact, site: CallSite): { secret: string | null; lin
     if (linkOut === null && fact.inside && real !== file && !item.inside && !item.tmp && !item.pseudo) linkOut = real;
   }
   return { secret: null, linkOut };
+}
+
+/** Whether a directory read whole holds a secret (which the sandbox masks) or a link out of the worktree. */
+export function readWholeNeedsSandbox(fact: PathFact, site: CallSite): boolean {
+  if (fact.path === null) return false;
+  const { secret, linkOut } = readWhole(fact, site);
+  return secret !== null || linkOut !== null;
 }
 
 /** Where a file under a directory taken whole really is, when the command follows symlinks. */

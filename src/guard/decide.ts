@@ -1,5 +1,5 @@
-import { baselineFindings, type FenceJudge, type Finding } from './baseline.js';
-import type { CallFacts, CallSite, CommandFact, PathFact } from './facts.js';
+import { baselineFindings, readWholeNeedsSandbox, type FenceJudge, type Finding } from './baseline.js';
+import { containedBySandbox, type CallFacts, type CallSite, type CommandFact, type PathFact } from './facts.js';
 import { conditionContext, conditionHolds, type TicketContext } from './rules/expressions.js';
 import { commandMatches, pathMatcher, patternMatches } from './rules/patterns.js';
 import type { Decision, Effect, PatternRule, Policy, Rule, Scope } from './rules/types.js';
@@ -94,9 +94,18 @@ interface Coverage {
 const READ_ONLY: Match = { effect: 'allow', rule: 'baseline.read-only', scope: 'baseline', reason: 'it only reads and lists inside the worktree' };
 const FENCED_WRITE: Match = { effect: 'allow', rule: 'baseline.fenced-write', scope: 'baseline', reason: "it only reads inside the worktree and writes inside the ticket's allow globs" };
 const CHECKS: Match = { effect: 'allow', rule: 'ticket.checks', scope: 'ticket', reason: "it runs the ticket's own checks" };
+const CONTAINED: Match = {
+  effect: 'allow',
+  rule: 'sandbox.contained',
+  scope: 'baseline',
+  reason: 'it runs in the bubblewrap sandbox without network, which confines what it does to the worktree and private dirs; the fence judges the result',
+};
 
 function cover(facts: CallFacts, context: DecideContext, allowRules: PatternRule[], home: string | null): Coverage {
   const used = new Set<Match>();
+  const contained = containedBySandbox(facts, context.site);
+  // What the baseline let pass only because the sandbox confines it is reported as such.
+  if (contained && reliesOnSandbox(facts, context.site)) used.add(CONTAINED);
   let writes = false;
   const ruleCovering = (test: (rule: PatternRule) => boolean): Match | null => {
     const rule = allowRules.find(test);
@@ -115,6 +124,10 @@ function cover(facts: CallFacts, context: DecideContext, allowRules: PatternRule
       used.add(rule);
       continue;
     }
+    if (contained) {
+      used.add(CONTAINED);
+      continue;
+    }
     return { uncovered: describeCommand(command), by: READ_ONLY };
   }
   const judge = context.fence;
@@ -128,11 +141,26 @@ function cover(facts: CallFacts, context: DecideContext, allowRules: PatternRule
       used.add(rule);
       continue;
     }
+    // Reads the sandbox shows are what it lets be read (credentials, the home and the
+    // worktree's secrets are out of view); unknown paths are confined like unknown programs.
+    if (contained && (fact.path === null || fact.access !== 'write')) {
+      used.add(CONTAINED);
+      continue;
+    }
     return { uncovered: describePath(fact), by: READ_ONLY };
   }
-  const ruled = [...used].find((match) => match !== CHECKS);
+  const ruled = [...used].find((match) => match !== CHECKS && match !== CONTAINED) ?? (used.has(CONTAINED) ? CONTAINED : undefined);
   const by = ruled ?? (used.has(CHECKS) ? CHECKS : writes ? FENCED_WRITE : READ_ONLY);
   return { uncovered: null, by };
+}
+
+/** Parts the guard could not analyse, or writes that land in the sandbox's private /tmp or $HOME. */
+function reliesOnSandbox(facts: CallFacts, site: CallSite): boolean {
+  if (facts.problems.length > 0) return true;
+  if (facts.commands.some((command) => command.effects.hazards.some((hazard) => hazard.contained))) return true;
+  const tmpDir = site.tmpDir;
+  const inRunTmp = (p: string): boolean => tmpDir !== null && (p === tmpDir || p.startsWith(`${tmpDir}/`));
+  return facts.paths.some((fact) => fact.path === null || (fact.tmp && !inRunTmp(fact.path)) || (fact.recursive && fact.access === 'read' && fact.inside && readWholeNeedsSandbox(fact, site)));
 }
 
 function pathCovered(fact: PathFact, judge: FenceJudge): boolean {

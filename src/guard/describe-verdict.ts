@@ -1,4 +1,11 @@
+import type { GuardSandbox } from './facts.js';
 import type { Verdict } from './guard.js';
+
+/** The sandbox a verdict was judged for, in a few words. */
+export function describeSandbox(sandbox: GuardSandbox): string {
+  if (sandbox.kind === 'none') return 'none (the guard is strict: what it cannot prove harmless is asked)';
+  return sandbox.network ? 'bwrap with network (what the guard cannot see is asked)' : 'bwrap without network (what it contains is allowed; the fence judges the result)';
+}
 
 /** `deny  baseline.secrets (baseline)`: the effect and the deciding rule with its scope and file. */
 export function decisionLine(verdict: Verdict): string {

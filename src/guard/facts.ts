@@ -19,6 +19,38 @@ export interface CallSite {
   checkCommands: Set<string>;
   /** Real paths of the secret files git tracks in the worktree (what `git show` can print); listed once, when first needed. */
   trackedSecrets(): string[];
+  /**
+   * Whether a secret-named file is one git tracks with no credential in it (an `.npmrc`
+   * of settings): every clone has it, and it is not a secret (paths/tracked-secrets.ts).
+   */
+  harmlessTracked(real: string): boolean;
+  /** Where the run's commands run: what the sandbox contains, the guard need not decide. */
+  sandbox: GuardSandbox;
+  /**
+   * Directories outside the worktree that are the command's own scratch space: inside
+   * bubblewrap, /tmp and $HOME are private to the run. Empty for corral's own file tools,
+   * which run in corral's process and see the real ones.
+   */
+  scratch: string[];
+  /** Real paths of secret-named worktree files the ticket exposes: not secrets here. */
+  exposed: Set<string>;
+}
+
+/** The sandbox as the guard sees it. */
+export interface GuardSandbox {
+  kind: 'bwrap' | 'none';
+  /** Whether commands reach the network (always true without a sandbox). */
+  network: boolean;
+}
+
+/**
+ * Whether the sandbox contains what a Bash call does beyond what the guard can see:
+ * bubblewrap without network confines writes, processes, secrets and signals, so an
+ * interpreter, a package script or an unknown program cannot do harm the fence will not
+ * find. With network, anything unseen could send the worktree away, so it stays asked.
+ */
+export function containedBySandbox(facts: Pick<CallFacts, 'tool'>, site: Pick<CallSite, 'sandbox'>): boolean {
+  return facts.tool === 'Bash' && site.sandbox.kind === 'bwrap' && !site.sandbox.network;
 }
 
 /** One path a call touches, resolved as the OS will resolve it. */
@@ -171,7 +203,9 @@ export function pathFact(given: string, text: string, cwd: string, access: Acces
 export function classify(given: string, real: string, access: Access, recursive: boolean, origin: string, site: CallSite, glob: boolean): PathFact {
   const relative = path.relative(site.worktree, real);
   const inside = relative === '' || (!relative.startsWith(`..${path.sep}`) && relative !== '..' && !path.isAbsolute(relative));
-  const tmp = site.tmpDir !== null && (real === site.tmpDir || real.startsWith(site.tmpDir + path.sep));
+  const under = (dir: string): boolean => real === dir || real.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
+  // Inside the worktree the fence decides, even where the worktree lies under a scratch dir.
+  const tmp = (site.tmpDir !== null && under(site.tmpDir)) || (!inside && site.scratch.some(under));
   return {
     given,
     path: real,
@@ -180,7 +214,7 @@ export function classify(given: string, real: string, access: Access, recursive:
     origin,
     inside,
     relative: inside ? (relative === '' ? '.' : relative.split(path.sep).join('/')) : null,
-    secret: isSecret(real),
+    secret: isSecret(real) && !site.exposed.has(real) && !site.harmlessTracked(real),
     git: isGitMetadata(real, site.git),
     tmp,
     device: isDevice(real),

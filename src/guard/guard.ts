@@ -5,10 +5,11 @@ import type { Ticket } from '../ticket/types.js';
 import { TOOL_NAMES } from '../tools/types.js';
 import { fenceJudge } from './baseline.js';
 import { decide, type Decision } from './decide.js';
-import { bashFacts, checkKey, classify, pathFact, type CallFacts, type CallSite, type PathFact } from './facts.js';
+import { bashFacts, checkKey, classify, pathFact, type CallFacts, type CallSite, type GuardSandbox, type PathFact } from './facts.js';
 import { gitMetadataOf } from './paths/git-metadata.js';
 import { UNKNOWN_ARG } from './unknown-arg.js';
 import { isSecret } from './paths/protected.js';
+import { holdsCredential } from './paths/tracked-secrets.js';
 import { globCandidates, resolvePhysical } from './paths/resolve.js';
 import { hardenedGitEnv } from '../workspace/git.js';
 import { stackPolicies, type PolicyLayer } from './rules/policy.js';
@@ -34,27 +35,47 @@ export interface GuardOptions {
   layers?: PolicyLayer[];
   /** Files inside the worktree that hooks run (absolute, physical): no call may write them. */
   hookScripts?: string[];
+  /** The sandbox the run's commands get; default none (the guard is strict). */
+  sandbox?: GuardSandbox;
+  /** Secret-named files of the worktree the ticket lets the agent read (worktree-relative). */
+  exposed?: string[];
 }
 
 export interface Guard {
   /** `cwd` (default: the worktree root) is where a command starts and relative paths resolve. */
   decide(tool: string, input: unknown, cwd?: string): Promise<Verdict>;
   readonly policy: Policy;
+  /** The sandbox the guard judges Bash calls for. */
+  readonly sandbox: GuardSandbox;
 }
 
 /** The guard of one run: site facts gathered once, the shell parser loaded on the first Bash call. */
 export function createGuard(options: GuardOptions): Guard {
   const worktree = resolvePhysical(options.worktree, '/');
   const policy = stackPolicies([...(options.layers ?? []), { scope: 'ticket', file: options.ticket.policy, source: options.ticket.file }]);
-  let trackedSecrets: string[] | undefined;
+  let tracked: { named: Set<string>; holding: string[] } | undefined;
+  const exposed = new Set((options.exposed ?? []).map((file) => path.join(worktree, file)));
+  const trackedFacts = (): { named: Set<string>; holding: string[] } => {
+    if (tracked === undefined) {
+      const named = listTrackedSecrets(worktree);
+      tracked = { named: new Set(named), holding: named.filter((file) => !exposed.has(file) && holdsCredential(file)) };
+    }
+    return tracked;
+  };
   const site: CallSite = {
     worktree,
     tmpDir: options.tmpDir === null ? null : resolvePhysical(options.tmpDir, '/'),
     env: options.env,
     git: gitMetadataOf(worktree),
     checkCommands: new Set(),
-    trackedSecrets: () => (trackedSecrets ??= listTrackedSecrets(worktree)),
+    trackedSecrets: () => trackedFacts().holding,
+    harmlessTracked: (real) => trackedFacts().named.has(real) && !trackedFacts().holding.includes(real),
+    sandbox: options.sandbox ?? { kind: 'none', network: true },
+    scratch: [],
+    exposed,
   };
+  // A command in bubblewrap has its own /tmp (the run's temp dir) and a private $HOME.
+  const bashSite: CallSite = site.sandbox.kind === 'bwrap' ? { ...site, scratch: scratchDirs(options.env) } : site;
   const context = {
     site,
     policy,
@@ -76,6 +97,7 @@ export function createGuard(options: GuardOptions): Guard {
   };
   return {
     policy,
+    sandbox: site.sandbox,
     async decide(tool, rawInput, cwd) {
       const input = (rawInput !== null && typeof rawInput === 'object' ? rawInput : {}) as Record<string, unknown>;
       if (!(TOOL_NAMES as readonly string[]).includes(tool)) {
@@ -83,14 +105,25 @@ export function createGuard(options: GuardOptions): Guard {
         return { decision: { effect: 'deny', rule: 'baseline.unknown-tool', scope: 'baseline', reason: `corral has no tool named ${tool}` }, facts };
       }
       const start = cwd === undefined ? worktree : path.resolve(worktree, cwd);
-      const facts = tool === 'Bash' ? bashFacts(await bashParser(), String(input.command ?? ''), site, input, start) : fileToolFacts(tool, input, site, start);
-      const decision = decide(facts, context);
+      const facts = tool === 'Bash' ? bashFacts(await bashParser(), String(input.command ?? ''), bashSite, input, start) : fileToolFacts(tool, input, site, start);
+      const decision = decide(facts, tool === 'Bash' ? { ...context, site: bashSite } : context);
       const script = decision.effect === 'deny' ? undefined : writtenHookScript(facts, options.hookScripts ?? []);
       if (script === undefined) return { decision, facts };
       const reason = `${path.relative(worktree, script)} is a hook script corral runs as trusted code; the agent may not change it`;
       return { decision: { effect: 'deny', rule: 'baseline.hook-script', scope: 'baseline', reason }, facts };
     },
   };
+}
+
+/** /tmp and the commands' $HOME, as real paths where they exist. */
+function scratchDirs(env: Record<string, string>): string[] {
+  return ['/tmp', ...(env.HOME && path.isAbsolute(env.HOME) && env.HOME !== '/' ? [env.HOME] : [])].map((dir) => {
+    try {
+      return resolvePhysical(dir, '/');
+    } catch {
+      return dir;
+    }
+  });
 }
 
 /** A hook script the call writes: the file itself, or a folder written whole that holds it. */

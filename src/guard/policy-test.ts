@@ -5,6 +5,7 @@ import type { Problem } from '../errors.js';
 import { describeIssues } from '../ticket/describe-issues.js';
 import { parseTicketText } from '../ticket/parse-text.js';
 import type { Effect } from './rules/types.js';
+import type { GuardSandbox } from './facts.js';
 import type { Verdict } from './guard.js';
 
 export type Expectation = Effect | 'not-allow';
@@ -16,6 +17,10 @@ const caseSchema = z.strictObject({
   cwd: z.string().min(1).optional().meta({ description: 'Where the call starts, relative to the repository root (default: the root).' }),
   ticket: z.string().min(1).optional().meta({ description: "A ticket file (relative to this file) whose fence, checks and rules apply." }),
   expect: z.enum(['allow', 'ask', 'deny', 'not-allow']).meta({ description: 'The decision the case expects; `not-allow` accepts ask or deny.' }),
+  sandboxed: z
+    .enum(['allow', 'ask', 'deny', 'not-allow'])
+    .optional()
+    .meta({ description: 'The decision expected instead when commands run in bubblewrap without network (it contains what the guard cannot see); default: `expect`.' }),
   rule: z.string().min(1).optional().meta({ description: 'The rule id that must decide, e.g. `baseline.secrets` or `Bash(git push:*)`.' }),
   note: z.string().optional().meta({ description: 'Free text for people.' }),
 });
@@ -23,6 +28,10 @@ const caseSchema = z.strictObject({
 const fileSchema = z.union([
   z.strictObject({
     ticket: z.string().min(1).optional().meta({ description: 'The ticket every case uses unless it names its own.' }),
+    sandbox: z
+      .enum(['bwrap', 'none'])
+      .optional()
+      .meta({ description: 'Judge as if commands ran in this sandbox (default: what a run gets on this machine; `--sandbox` overrides).' }),
     cases: z.array(caseSchema),
   }),
   z.array(caseSchema),
@@ -36,7 +45,7 @@ export function policyTestsJsonSchema(): Record<string, unknown> {
   return { $schema, $id: POLICY_TESTS_SCHEMA_ID, title: 'corral policy tests', description: 'Cases for `corral policy test`: tool calls and the decisions the guard must make.', ...rest };
 }
 
-const FIELDS: Record<string, string[]> = { top: ['ticket', 'cases'], case: Object.keys(caseSchema.shape) };
+const FIELDS: Record<string, string[]> = { top: ['ticket', 'sandbox', 'cases'], case: Object.keys(caseSchema.shape) };
 
 /** One case of a policy test file, with the line it starts on. */
 export interface PolicyCase extends z.output<typeof caseSchema> {
@@ -46,7 +55,7 @@ export interface PolicyCase extends z.output<typeof caseSchema> {
 }
 
 /** Reads a policy test file; every problem names file, line and field. */
-export async function loadPolicyCases(file: string): Promise<{ cases: PolicyCase[]; problems: Problem[] }> {
+export async function loadPolicyCases(file: string): Promise<{ cases: PolicyCase[]; sandbox?: 'bwrap' | 'none'; problems: Problem[] }> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -82,7 +91,12 @@ export async function loadPolicyCases(file: string): Promise<{ cases: PolicyCase
     seen.set(item.id, line);
     return { ...item, line, ...(ticket ? { ticketFile: path.resolve(dir, ticket) } : {}) };
   });
-  return { cases, problems };
+  return { cases, problems, ...(!Array.isArray(data) && data.sandbox ? { sandbox: data.sandbox } : {}) };
+}
+
+/** What a case expects under this guard's sandbox. */
+export function expectationFor(item: Pick<PolicyCase, 'expect' | 'sandboxed'>, sandbox: GuardSandbox): Expectation {
+  return item.sandboxed !== undefined && sandbox.kind === 'bwrap' && !sandbox.network ? item.sandboxed : item.expect;
 }
 
 /** Whether a decision meets what the case expects. */

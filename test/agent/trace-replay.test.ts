@@ -96,6 +96,7 @@ describe('recorded decisions judged again', () => {
   it('separates a changed effect from the same effect by another rule, pairing calls and decisions by id', async () => {
     const guard: Guard = {
       policy: { rules: [], defaultEffect: 'ask' } as unknown as Guard['policy'],
+      sandbox: { kind: 'none', network: true },
       async decide(tool) {
         const decision = tool === 'Bash' ? { effect: 'deny' as const, rule: 'Bash(git push:*)', scope: 'project' as const, reason: 'no pushes' } : { effect: 'allow' as const, rule: 'Write(src/**)', scope: 'project' as const, reason: 'ok' };
         return { decision, facts: { tool, input: {}, commands: [], paths: [], problems: [] } };

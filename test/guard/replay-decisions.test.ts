@@ -14,7 +14,7 @@ function call(id: string, tool: string, input: unknown, decision: { effect: stri
 describe('replaying recorded decisions', () => {
   it('leaves alone what the guard did not decide (a hook, an interrupt) and judges an invalid call as the run did', async () => {
     const repo = repoWithFiles({ 'a.txt': 'a\n' }, 'corral-replay-decisions-');
-    const guard = await dryRunGuard(undefined, repo, { PATH: process.env.PATH ?? '/usr/bin:/bin', XDG_CONFIG_HOME: '/nonexistent' });
+    const guard = await dryRunGuard(undefined, repo, { PATH: process.env.PATH ?? '/usr/bin:/bin', XDG_CONFIG_HOME: '/nonexistent' }, 'none');
     const lines = [
       ...call('1', 'Bash', { command: 'echo blocked-by-hook' }, { effect: 'deny', rule: 'hook.PreToolUse', scope: 'hook' }),
       ...call('2', 'Read', { nope: 1 }, { effect: 'deny', rule: 'tool.invalid-call', scope: 'baseline' }),

@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.js';
-import { describeVerdict, verdictJson } from '../../guard/describe-verdict.js';
+import { describeSandbox, describeVerdict, verdictJson } from '../../guard/describe-verdict.js';
 import { dryRunGuard } from '../../guard/dry-run.js';
 import { TOOL_NAMES } from '../../tools/types.js';
 import type { CliIo } from '../io.js';
@@ -24,9 +24,9 @@ export async function explainCommand(words: string[], options: ExplainOptions, i
     if (field === undefined && (TOOL_NAMES as readonly string[]).includes(options.tool)) throw new UsageError(`give the ${options.tool} input as JSON`);
     input = { [field ?? 'input']: text };
   }
-  const guard = await dryRunGuard(options.ticket, process.cwd(), io.env);
+  const guard = await dryRunGuard(options.ticket, process.cwd(), io.env, options.sandbox);
   const verdict = await guard.decide(options.tool, input, options.cwd);
-  if (options.json) io.stdout.write(`${JSON.stringify(verdictJson(verdict))}\n`);
-  else io.stdout.write(`${describeVerdict(verdict).join('\n')}\n`);
+  if (options.json) io.stdout.write(`${JSON.stringify({ ...verdictJson(verdict), sandbox: guard.sandbox })}\n`);
+  else io.stdout.write(`${[...describeVerdict(verdict), `sandbox: ${describeSandbox(guard.sandbox)}`].join('\n')}\n`);
   return 0;
 }

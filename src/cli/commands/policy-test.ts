@@ -1,18 +1,18 @@
 import path from 'node:path';
 import { EXIT, formatProblem, UsageError } from '../../errors.js';
-import { decisionLine } from '../../guard/describe-verdict.js';
+import { decisionLine, describeSandbox } from '../../guard/describe-verdict.js';
 import { dryRunGuard } from '../../guard/dry-run.js';
 import type { Guard } from '../../guard/guard.js';
-import { loadPolicyCases, meetsExpectation } from '../../guard/policy-test.js';
+import { expectationFor, loadPolicyCases, meetsExpectation } from '../../guard/policy-test.js';
 import type { CliIo } from '../io.js';
 
 export const DEFAULT_POLICY_TEST_FILE = 'policy_tests.yaml';
 
 /** `corral policy test [file]`: every case through the real guard as a dry run; exit 1 on any mismatch. */
-export async function policyTestCommand(file: string | undefined, io: CliIo): Promise<number> {
+export async function policyTestCommand(file: string | undefined, io: CliIo, sandboxOverride?: 'bwrap' | 'none'): Promise<number> {
   const shown = file ?? DEFAULT_POLICY_TEST_FILE;
   const absolute = path.resolve(shown);
-  const { cases, problems } = await loadPolicyCases(absolute);
+  const { cases, problems, sandbox } = await loadPolicyCases(absolute);
   if (problems.length > 0) {
     io.stderr.write(`${shown}: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n`);
     for (const problem of problems) io.stderr.write(`  ${formatProblem({ ...problem, file: shown })}\n`);
@@ -23,13 +23,14 @@ export async function policyTestCommand(file: string | undefined, io: CliIo): Pr
     const key = ticketFile ?? '';
     let guard = guards.get(key);
     if (guard === undefined) {
-      guard = await dryRunGuard(ticketFile, path.dirname(absolute), io.env);
+      guard = await dryRunGuard(ticketFile, path.dirname(absolute), io.env, sandboxOverride ?? sandbox);
       guards.set(key, guard);
     }
     return guard;
   };
   let passed = 0;
   let failed = 0;
+  let judgedFor: string | undefined;
   for (const item of cases) {
     let guard: Guard;
     try {
@@ -38,9 +39,11 @@ export async function policyTestCommand(file: string | undefined, io: CliIo): Pr
       if (error instanceof UsageError) throw new UsageError(`${shown}:${item.line}: case ${item.id}: ${error.message}`, error.problems);
       throw error;
     }
+    if (judgedFor === undefined) io.stdout.write(`sandbox: ${(judgedFor = describeSandbox(guard.sandbox))}\n`);
     const verdict = await guard.decide(item.tool, item.args, item.cwd);
-    const expected = item.rule ? `${item.expect} by ${item.rule}` : item.expect;
-    if (meetsExpectation(verdict, item.expect, item.rule)) {
+    const expectation = expectationFor(item, guard.sandbox);
+    const expected = item.rule ? `${expectation} by ${item.rule}` : expectation;
+    if (meetsExpectation(verdict, expectation, expectation === item.expect ? item.rule : undefined)) {
       passed += 1;
       io.stdout.write(`ok    ${item.id}  ${decisionLine(verdict)}\n`);
     } else {

@@ -91,17 +91,21 @@ interface Judge {
  */
 async function judgeFor(lines: TraceLine[], trace: string, context: { cwd: string; env: NodeJS.ProcessEnv; guards: Map<string, { guard: Guard; root: string }>; shown: (f: string) => string }): Promise<Judge> {
   const start = lines.find((l) => l.event.type === 'run_start')?.event;
+  // Judged for the sandbox the run had: what bubblewrap contained then is not a change now.
+  const recorded = lines.find((l) => l.event.type === 'sandbox')?.event.kind;
+  const sandbox = recorded === 'bwrap' || recorded === 'none' ? recorded : 'none';
   const ticketField = start?.ticket as { file?: unknown } | undefined;
   const ticketFile = typeof ticketField?.file === 'string' && ticketField.file !== '' ? ticketField.file : undefined;
   if (ticketFile !== undefined && (await isFile(ticketFile))) {
-    const cached = context.guards.get(ticketFile) ?? { guard: await dryRunGuard(ticketFile, context.cwd, context.env), root: (await loadTicket(ticketFile)).repo };
-    context.guards.set(ticketFile, cached);
+    const key = `${sandbox}:${ticketFile}`;
+    const cached = context.guards.get(key) ?? { guard: await dryRunGuard(ticketFile, context.cwd, context.env, sandbox), root: (await loadTicket(ticketFile)).repo };
+    context.guards.set(key, cached);
     return { ...cached, ticket: context.shown(ticketFile) };
   }
   const root = await traceRepository(start, trace);
   if (root === undefined) throw new UsageError(`${context.shown(trace)}: its ticket ${ticketFile ?? '(not recorded)'} is gone and the trace is in no git repository, so there is no config to judge it with`);
-  const key = `repo:${root}`;
-  const cached = context.guards.get(key) ?? { guard: await dryRunGuard(undefined, root, context.env), root };
+  const key = `${sandbox}:repo:${root}`;
+  const cached = context.guards.get(key) ?? { guard: await dryRunGuard(undefined, root, context.env, sandbox), root };
   context.guards.set(key, cached);
   const why = ticketFile === undefined ? 'the trace names no ticket' : `ticket ${context.shown(ticketFile)} no longer exists`;
   return { ...cached, ticket: null, note: `${why}: judged with the config of ${path.relative(context.cwd, root) || '.'} and no ticket fence or rules` };

@@ -5,6 +5,7 @@ import type { WordValue } from '../shell/words.js';
 import { copyEffects, ddEffects, mktempEffects, permissionEffects, writerEffects } from './files.js';
 import { gitEffects } from './git.js';
 import { hasOption, optionValues, parseArgs, UNKNOWN_ARGUMENT } from './options.js';
+import { npmEffects } from './package-managers.js';
 import { findEffects, grepEffects, rgEffects } from './search.js';
 import { SPECS } from './specs.js';
 import { awkEffects, diffEffects, inputOutputEffects, jqEffects, sedEffects, sortEffects } from './text.js';
@@ -66,15 +67,16 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
     return unknown(`\`${name}\` writes to devices`);
   }
   if (BROAD_KILLERS.has(name)) {
-    base.hazards.push({ rule: 'baseline.broad-kill', reason: `\`${name}\` kills processes by name` });
+    base.hazards.push({ rule: 'baseline.broad-kill', reason: `\`${name}\` kills processes by name`, contained: true });
     return unknown(`\`${name}\` kills processes`);
   }
   if (name === 'kill') {
-    if (killsBroadly(rest)) base.hazards.push({ rule: 'baseline.broad-kill', reason: '`kill` of every process, a process group or init' });
+    if (killsBroadly(rest)) base.hazards.push({ rule: 'baseline.broad-kill', reason: '`kill` of every process, a process group or init', contained: true });
     return unknown('`kill` signals processes');
   }
   if (name === 'chmod' || name === 'chown' || name === 'chgrp') return permissionEffects(name, rest, base.hazards, known, unknown);
   if (name === 'git') return gitEffects(rest, base);
+  if (name === 'npm') return npmEffects(rest, known, unknown);
   if (name === 'date') {
     const parsed = parseArgs(rest, { value: ['-d', '-f', '-r', '--date', '--file', '--reference', '--rfc-3339', '--resolution'], optional: ['-I', '--iso-8601'], long: ['--debug', '--rfc-email', '--utc', '--universal'] });
     if (parsed.unknown.length > 0 || hasOption(parsed, '-s')) return unknown('`date` may set the clock');

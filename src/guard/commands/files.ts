@@ -64,7 +64,7 @@ export function permissionEffects(name: string, rest: WordValue[], hazards: Haza
   if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
   // find's {} hands every file under a root to the command: as recursive as -R.
   const recursive = hasOption(parsed, '-R', '--recursive') || parsed.operands.some((operand) => operand.subtree === true);
-  if (recursive) hazards.push({ rule: 'baseline.recursive-permissions', reason: `recursive \`${name}\`` });
+  if (recursive) hazards.push({ rule: 'baseline.recursive-permissions', reason: `recursive \`${name}\``, contained: true });
   const reference = hasOption(parsed, '--reference');
   const mode = reference ? undefined : parsed.operands[0];
   const files = reference ? parsed.operands : parsed.operands.slice(1);

@@ -10,13 +10,21 @@ const READ_ONLY = new Set([
 ]);
 /** The harness owns these: they move refs the host repository shares, talk to remotes, or throw work away. */
 const OWNED = new Set(['push', 'clean', 'switch', 'worktree', 'update-ref', 'symbolic-ref', 'fetch', 'pull', 'gc', 'prune', 'filter-branch', 'filter-repo', 'replace', 'notes', 'reflog-expire', 'remote-set', 'init', 'clone', 'submodule', 'lfs', 'maintenance', 'fsck-objects-never']);
+/**
+ * Owned commands that change only the worktree's files and the agent's own git directory.
+ * Inside bubblewrap that directory is a private copy (the host's `.git` is read-only), so
+ * they are left to the fence, which judges the final tree whatever the agent's git did.
+ * The rest talk to remotes, make repositories or worktrees, or need the network.
+ */
+const WORKTREE_ONLY = new Set(['clean', 'switch', 'update-ref', 'symbolic-ref', 'gc', 'prune', 'replace', 'notes', 'reflog-expire', 'maintenance', 'filter-branch', 'filter-repo']);
 const GLOBAL_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix']);
 const PER_CALL_CONFIG = new Set(['-c', '--config-env', '--exec-path', '--git-dir', '--work-tree', '--namespace', '--super-prefix']);
 
 /** What one `git ...` does, by subcommand, after the global options. */
 export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffects {
-  const owned = (reason: string): CommandEffects => ({ ...base, known: false, why: reason, hazards: [...base.hazards, { rule: 'baseline.git-owned', reason }] });
-  const metadata = (reason: string): CommandEffects => ({ ...base, known: false, why: reason, hazards: [...base.hazards, { rule: 'baseline.git-metadata', reason }] });
+  const owned = (reason: string, contained = false): CommandEffects => ({ ...base, known: false, why: reason, hazards: [...base.hazards, { rule: 'baseline.git-owned', reason, ...(contained ? { contained: true as const } : {}) }] });
+  // The config the agent's git writes inside the sandbox is its private copy's.
+  const metadata = (reason: string): CommandEffects => ({ ...base, known: false, why: reason, hazards: [...base.hazards, { rule: 'baseline.git-metadata', reason, contained: true }] });
   const known = (paths: PathUse[] = []): CommandEffects => ({ ...base, known: base.why === undefined, paths: [...base.paths, ...paths] });
   const unknown = (why: string, paths: PathUse[] = []): CommandEffects => ({ ...base, known: false, why: base.why ?? why, paths: [...base.paths, ...paths] });
 
@@ -25,7 +33,9 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
     const text = rest[i]!.text;
     if (!text.startsWith('-')) break;
     const name = text.includes('=') ? text.slice(0, text.indexOf('=')) : text;
-    if (PER_CALL_CONFIG.has(name)) return owned(`\`git ${name}\` changes git's configuration or directories for one call, which can run code`);
+    // Inside the sandbox what that code does is confined like any program's, except a
+    // repository it points git at: --git-dir and --work-tree stay owned everywhere.
+    if (PER_CALL_CONFIG.has(name)) return owned(`\`git ${name}\` changes git's configuration or directories for one call, which can run code`, name === '-c' || name === '--config-env');
     if (GLOBAL_WITH_VALUE.has(text)) i += 1;
   }
   const subcommand = rest[i];
@@ -52,23 +62,23 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
       return metadata('git config is never changed by the agent');
     }
     case 'reset':
-      if (hasOption(parsed, '--hard', '--keep', '--merge')) return owned('`git reset --hard` throws work away; the harness owns the checkout');
+      if (hasOption(parsed, '--hard', '--keep', '--merge')) return owned('`git reset --hard` throws work away; the harness owns the checkout', true);
       return unknown('`git reset` changes the index', secretProbes);
     case 'checkout': {
       // Only `git checkout [rev] -- paths` restores files; anything else switches what the harness checked out.
       const dashes = args.findIndex((arg) => arg.text === '--');
-      if (dashes === -1 || dashes === args.length - 1 || hasOption(parsed, '-b', '-B', '--orphan', '--detach')) return owned('`git checkout` of a branch or commit switches what the harness checked out');
+      if (dashes === -1 || dashes === args.length - 1 || hasOption(parsed, '-b', '-B', '--orphan', '--detach')) return owned('`git checkout` of a branch or commit switches what the harness checked out', true);
       return unknown('`git checkout -- file` rewrites files', secretProbes);
     }
     case 'restore':
       return unknown('`git restore` rewrites files', secretProbes);
     case 'branch': {
       const listing = (parsed.operands.length === 0 || hasOption(parsed, '--list', '-l')) && parsed.options.every((o) => ['-a', '-r', '-v', '--all', '--remotes', '--verbose', '--list', '-l', '--show-current', '--contains', '--merged', '--no-merged', '--sort', '--format', '--color', '--no-color', '--column', '--no-column'].includes(o.name) || o.name === '-vv');
-      return listing ? known() : owned('creating, moving or deleting branches changes refs the host repository shares');
+      return listing ? known() : owned('creating, moving or deleting branches changes refs the host repository shares', true);
     }
     case 'tag': {
       const listing = parsed.operands.length === 0 || hasOption(parsed, '-l', '--list');
-      return listing && !hasOption(parsed, '-d', '-a', '-s', '-f', '-m') ? known() : owned('tags are refs the host repository shares');
+      return listing && !hasOption(parsed, '-d', '-a', '-s', '-f', '-m') ? known() : owned('tags are refs the host repository shares', true);
     }
     case 'remote': {
       const verb = parsed.operands[0]?.text;
@@ -78,11 +88,11 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
     case 'stash': {
       const verb = parsed.operands[0]?.text;
       if (verb === 'show' && parsed.options.some((option) => /^-[a-zA-Z]*p|^--patch/.test(option.name))) return known([use({ text: '.', glob: null }, 'read', HISTORY_ORIGIN, true)]);
-      return verb === 'list' || verb === 'show' ? known() : owned('the stash is a ref the host repository shares');
+      return verb === 'list' || verb === 'show' ? known() : owned('the stash is a ref the host repository shares', true);
     }
     case 'reflog': {
       const verb = parsed.operands[0]?.text;
-      if (verb !== undefined && verb !== 'show') return owned('reflog changes rewrite the host repository');
+      if (verb !== undefined && verb !== 'show') return owned('reflog changes rewrite the host repository', true);
       return known(showsContent('reflog', parsed) ? [use({ text: '.', glob: null }, 'read', HISTORY_ORIGIN, true)] : []);
     }
     case 'worktree':
@@ -91,7 +101,7 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
     default:
       break;
   }
-  if (OWNED.has(sub)) return owned(`\`git ${sub}\` belongs to the harness`);
+  if (OWNED.has(sub)) return owned(`\`git ${sub}\` belongs to the harness`, WORKTREE_ONLY.has(sub));
   if (READ_ONLY.has(sub)) {
     // git takes any unambiguous prefix of a long option: `--open` is --open-files-in-pager.
     const risky = parsed.options.map((option) => option.name).find((name) => name.startsWith('--') && name.length > 3 && RISKY_LONG.some((option) => option.startsWith(name)));

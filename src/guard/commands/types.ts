@@ -27,6 +27,12 @@ export interface PathUse {
 export interface Hazard {
   rule: string;
   reason: string;
+  /**
+   * Bubblewrap without network confines what it does to the worktree and the run's
+   * private directories (its own git directory, /tmp, $HOME, pid namespace), so there it
+   * is left to the fence: `git stash`, `git reset --hard`, `chmod -R`, `pkill`.
+   */
+  contained?: true;
 }
 
 export interface CommandEffects {

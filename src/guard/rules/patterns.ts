@@ -86,7 +86,9 @@ export function commandMatches(specifier: string, command: CommandFact, lenient:
     prefix = true;
   }
   const wanted = spec.split(/\s+/).filter((word) => word !== '');
-  const argv = [command.name === '' ? command.argv[0]! : command.name, ...command.argv.slice(1)];
+  // A name known only when it runs (`$(echo rm) x`) may be any command: it stays unknown.
+  const head = command.argv[0] === UNKNOWN_ARG || command.name === '' ? command.argv[0]! : command.name;
+  const argv = [head, ...command.argv.slice(1)];
   if (argv.length < wanted.length) return false;
   if (!prefix && argv.length !== wanted.length && !(lenient && argv.includes(UNKNOWN_ARG))) return false;
   return wanted.every((word, index) => {
