@@ -1,7 +1,7 @@
 // Guard throughput and latency over the test corpus, and the shell parser's load time.
 // Run through `npm run bench` (which builds first); prints a table and returns figures.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,8 @@ const LOADS = 7;
 export async function benchGuard() {
   const repo = makeCorpusRepo();
   try {
-    const cases = ['dangerous.yaml', 'benign.yaml'].flatMap((file) => parse(readFileSync(path.join(CORPUS, file), 'utf8')).cases);
+    const files = readdirSync(CORPUS).filter((name) => /^(dangerous|benign).*\.yaml$/.test(name));
+    const cases = files.flatMap((file) => parse(readFileSync(path.join(CORPUS, file), 'utf8')).cases);
     const guards = new Map();
     for (const ticket of new Set(cases.map((c) => c.ticket ?? 'ticket.yaml'))) {
       guards.set(ticket, await dryRunGuard(path.join(repo, ticket), repo, process.env));
@@ -70,7 +71,7 @@ function makeCorpusRepo() {
     writeFileSync(path.join(dir, name), content);
   }
   for (const [name, target] of Object.entries(spec.symlinks)) symlinkSync(target, path.join(dir, name));
-  for (const name of spec.copied) copyFileSync(path.join(CORPUS, name), path.join(dir, name));
+  for (const name of readdirSync(CORPUS)) if (name.endsWith('.yaml') && name !== 'repo.yaml') copyFileSync(path.join(CORPUS, name), path.join(dir, name));
   const git = (...args) => execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', ...args], { cwd: dir, stdio: 'ignore' });
   git('init', '-q');
   git('add', '-A');

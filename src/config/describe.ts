@@ -32,6 +32,12 @@ export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown
     if (value) values[`budget.${field}`] = value;
   }
   values.sandbox = ticket?.given.sandbox ? { value: ticket.given.sandbox, from: fromTicket } : settings.sandbox;
+  settings.sandboxRead.forEach((entry, index) => (values[`sandbox.read.${index}`] = entry));
+  settings.sandboxExpose.forEach((entry, index) => (values[`sandbox.expose.${index}`] = entry));
+  const own = settings.sandboxRead.length;
+  ticket?.sandboxRead.filter((value) => !settings.sandboxRead.some((entry) => entry.value === value)).forEach((value, index) => (values[`sandbox.read.${own + index}`] = { value, from: fromTicket }));
+  const exposed = settings.sandboxExpose.length;
+  ticket?.sandboxExpose.filter((value) => !settings.sandboxExpose.some((entry) => entry.value === value)).forEach((value, index) => (values[`sandbox.expose.${exposed + index}`] = { value, from: fromTicket }));
   values.max_refusals_in_a_row = settings.maxRefusalsInARow;
   values['model_api.timeout_seconds'] = settings.modelApiFrom.timeout_seconds ?? { value: 600, from: 'default (the SDK\'s)' };
   values['model_api.max_retries'] = settings.modelApiFrom.max_retries ?? { value: 2, from: 'default (the SDK\'s)' };

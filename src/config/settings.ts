@@ -7,6 +7,7 @@ import { HOOK_EVENTS, type HooksConfig } from '../guard/hooks.js';
 import { runStartRules, type PolicyLayer } from '../guard/rules/policy.js';
 import type { ExpressionRule } from '../guard/rules/types.js';
 import { DEFAULT_BUDGET, type SandboxMode, type Ticket, type TicketBudget } from '../ticket/types.js';
+import { sandboxParts } from '../ticket/schema.js';
 import type { ConfigFileSlot, ConfigLayer, LoadedConfig } from './load.js';
 import { DEFAULT_MAX_REFUSALS_IN_A_ROW, LOOKS_LIKE_ALIAS } from './schema.js';
 
@@ -34,6 +35,10 @@ export interface Settings {
   budget: { [K in keyof TicketBudget]?: Sourced<number> };
   prices: Record<string, Sourced<ModelPrice>>;
   sandbox: Sourced<SandboxMode>;
+  /** Folders every ticket's sandbox shows read-only (user and project lists add up). */
+  sandboxRead: Sourced<string>[];
+  /** Secret-named worktree files every ticket exposes. */
+  sandboxExpose: Sourced<string>[];
   maxRefusalsInARow: Sourced<number>;
   /** The SDK's per-request timeout and retries, when config sets them. */
   modelApi: { timeoutMs?: number; maxRetries?: number };
@@ -62,6 +67,8 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Se
     budget: {},
     prices: {},
     sandbox: { value: 'auto', from: DEFAULT },
+    sandboxRead: [],
+    sandboxExpose: [],
     maxRefusalsInARow: { value: DEFAULT_MAX_REFUSALS_IN_A_ROW, from: DEFAULT },
     modelApi: {},
     modelApiFrom: {},
@@ -89,7 +96,11 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Se
         from: fromLayer(layer, ['prices', model]),
       };
     }
-    if (data.sandbox !== undefined) settings.sandbox = { value: data.sandbox, from: fromLayer(layer, ['sandbox']) };
+    const sandbox = sandboxParts(data.sandbox);
+    const modeAt = typeof data.sandbox === 'string' ? ['sandbox'] : ['sandbox', 'mode'];
+    if (sandbox.mode !== undefined) settings.sandbox = { value: sandbox.mode, from: fromLayer(layer, modeAt) };
+    sandbox.read.forEach((value, index) => settings.sandboxRead.push({ value, from: fromLayer(layer, ['sandbox', 'read', index]) }));
+    sandbox.expose.forEach((value, index) => settings.sandboxExpose.push({ value, from: fromLayer(layer, ['sandbox', 'expose', index]) }));
     if (data.model_api?.timeout_seconds !== undefined) {
       settings.modelApi.timeoutMs = Math.ceil(data.model_api.timeout_seconds * 1000);
       settings.modelApiFrom.timeout_seconds = { value: data.model_api.timeout_seconds, from: fromLayer(layer, ['model_api', 'timeout_seconds']) };
@@ -148,6 +159,9 @@ export function applySettings(ticket: Ticket, settings: Settings, options: { mod
       model,
       budget: { ...DEFAULT_BUDGET, ...configBudget, ...ticket.given.budget },
       sandbox: ticket.given.sandbox ?? settings.sandbox.value,
+      sandboxChosen: ticket.given.sandbox !== undefined || settings.sandbox.from !== DEFAULT,
+      sandboxRead: unique([...settings.sandboxRead.map((entry) => entry.value), ...ticket.sandboxRead]),
+      sandboxExpose: unique([...settings.sandboxExpose.map((entry) => entry.value), ...ticket.sandboxExpose]),
     },
     problems,
   };
@@ -172,4 +186,8 @@ export function configDigest(settings: Settings, ticket: Ticket): string {
     hooks: config.hooks.map((hook) => [hook.event, hook.matcher, hook.command, hook.timeout]),
   };
   return createHash('sha256').update(JSON.stringify(decided)).digest('hex').slice(0, 16);
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
 }

@@ -52,7 +52,7 @@ export async function loadTickets(inputs: string[], options: LoadTicketsOptions)
       }
       const settings = settingsFrom(config);
       const applied = applySettings(ticket, settings, { ...(options.model ? { modelOverride: options.model } : {}), shownFile: shown });
-      const problems = [...applied.problems, ...(await preflightTicket(applied.ticket, { env: options.env, cwd: options.cwd, requireKey: options.requireKey, prices: priceTable(settings), ...(options.loadReplayScript ? { loadReplayScript: options.loadReplayScript } : {}) }))];
+      const problems = [...applied.problems, ...(await preflightTicket(applied.ticket, { env: options.env, cwd: options.cwd, requireKey: options.requireKey, prices: priceTable(settings), ...(options.loadReplayScript ? { loadReplayScript: options.loadReplayScript } : {}), requireSandbox: options.requireSandbox ?? false }))];
       const budgetUsd = applied.ticket.budget.usd;
       if (options.requireUsdBudget && budgetUsd === undefined) {
         problems.push({ file: shown, line: 1, column: 1, field: 'budget.usd', message: 'no dollar budget: --max-usd starts a ticket only when what the batch has left covers the ticket\'s own budget.usd', hint: 'give the ticket (or `budget:` in corral.yaml) a `usd:` cap, or run without --max-usd' });

@@ -1,9 +1,11 @@
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_MODEL, missingKeyError } from '../agent/create-model.js';
 import { isReplayModel, replayScriptPath } from '../agent/model-id.js';
 import { priceOf, type PriceTable } from '../agent/prices.js';
 import { loadReplayScript, type ReplayLoader } from '../agent/replay-model.js';
 import { UsageError, type Problem } from '../errors.js';
+import { expandHome, readableFolderProblem } from '../guard/sandbox/credentials.js';
 import { probeBubblewrap } from '../guard/sandbox/probe.js';
 import type { Ticket } from '../ticket/types.js';
 
@@ -16,6 +18,11 @@ export interface PreflightOptions {
   prices?: PriceTable;
   /** How a replay script is loaded; default: read and checked afresh. */
   loadReplayScript?: ReplayLoader;
+  /**
+   * Nobody is watching (CI, `--unattended`): a ticket whose sandbox nobody chose needs a
+   * working bubblewrap, so an unconfined run is always someone's decision.
+   */
+  requireSandbox?: boolean;
 }
 
 export function modelOf(ticket: Ticket): string {
@@ -32,13 +39,22 @@ export async function preflightTicket(ticket: Ticket, options: PreflightOptions)
   const file = path.relative(options.cwd, ticket.file) || ticket.file;
   const at = (field: string, message: string, hint?: string): Problem => ({ file, line: 1, column: 1, field, message, ...(hint ? { hint } : {}) });
   const problems: Problem[] = [];
-  if (ticket.sandbox === 'bwrap') {
+  if (ticket.sandbox === 'bwrap' || (ticket.sandbox === 'auto' && !ticket.sandboxChosen && options.requireSandbox)) {
     const probe = await probeBubblewrap(options.env.PATH === undefined ? {} : { searchPath: options.env.PATH });
-    if (!probe.ok) {
+    if (!probe.ok && ticket.sandbox === 'bwrap') {
       const from = ticket.given.sandbox === undefined ? ' (set by the config)' : '';
       problems.push(at('sandbox', `bwrap${from}: bubblewrap does not work on this machine: ${probe.reason}`, 'install bubblewrap and allow unprivileged user namespaces, or use `sandbox: auto` (which falls back to none) or `none`'));
+    } else if (!probe.ok) {
+      problems.push(
+        at(
+          'sandbox',
+          `an unattended run needs a sandbox, and bubblewrap does not work on this machine: ${probe.reason}`,
+          'install bubblewrap (`apt-get install bubblewrap`; see docs/sandbox.md), or say `sandbox: none` (or `auto`) in the ticket or corral.yaml to run commands unconfined on purpose',
+        ),
+      );
     }
   }
+  problems.push(...sandboxFieldProblems(ticket, options.env, at));
 
   const modelId = modelOf(ticket);
   if (ticket.budget.usd !== undefined && !isReplayModel(modelId) && priceOf(modelId, options.prices) === null) {
@@ -56,5 +72,20 @@ export async function preflightTicket(ticket: Ticket, options: PreflightOptions)
     const noKey = missingKeyError(modelId, options.env);
     if (noKey) problems.push(at('model', noKey.message));
   }
+  return problems;
+}
+
+/** `sandbox.read` folders that would show credentials, and `sandbox.expose` entries that are not worktree paths. */
+function sandboxFieldProblems(ticket: Ticket, env: NodeJS.ProcessEnv, at: (field: string, message: string, hint?: string) => Problem): Problem[] {
+  const problems: Problem[] = [];
+  const home = env.HOME && path.isAbsolute(env.HOME) ? path.resolve(env.HOME) : homedir();
+  ticket.sandboxRead.forEach((folder, index) => {
+    const problem = readableFolderProblem(expandHome(folder, home), home);
+    if (problem !== null) problems.push(at(`sandbox.read.${index}`, `${folder}: ${problem}`, 'name the folder a tool needs (`~/.cache/ms-playwright`), never one that holds credentials'));
+  });
+  ticket.sandboxExpose.forEach((file, index) => {
+    const normal = path.posix.normalize(file);
+    if (path.isAbsolute(file) || normal === '..' || normal.startsWith('../') || normal === '.') problems.push(at(`sandbox.expose.${index}`, `${file} is not a file of the worktree`, 'give a path relative to the repository root, such as `.env.test`'));
+  });
   return problems;
 }

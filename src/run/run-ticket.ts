@@ -58,6 +58,8 @@ export interface RunOptions {
   prompt?: TerminalPrompt;
   /** How replay scripts are loaded; a command passes the one its ticket loader used, so no script is parsed twice. */
   loadReplayScript?: ReplayLoader;
+  /** Nobody is watching (CI, `--unattended`): a sandbox nobody chose must work (preflight.ts). */
+  requireSandbox?: boolean;
 }
 
 const OUTPUT_CAP = 30_000;
@@ -91,7 +93,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
   const prices = priceTable(settings);
   // The replay script is checked by the preflight and then played: read and parsed once.
   const loadScript = options.loadReplayScript ?? memoizeReplayLoads();
-  const problems = [...applied.problems, ...(await preflightTicket(ticket, { env: options.env, cwd: options.cwd, requireKey: true, prices, loadReplayScript: loadScript }))];
+  const problems = [...applied.problems, ...(await preflightTicket(ticket, { env: options.env, cwd: options.cwd, requireKey: true, prices, loadReplayScript: loadScript, requireSandbox: options.requireSandbox ?? false }))];
   if (problems.length > 0) throw new UsageError(`${shownFile}: cannot run`, problems);
   const model = await prepareModel(modelId, options.env, options.cwd, settings.modelApi, loadScript);
   const baseCommit = ticket.baseCommit ?? (await resolveCommit(ticket.repo, ticket.base));
@@ -170,7 +172,16 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
       emit({ type: 'sandbox', kind: sandbox.kind, network: sandbox.network, ...(sandbox.warning ? { warning: sandbox.warning } : {}) });
       const site: CommandSite = { cwd: worktree.dir, env, outputCap: OUTPUT_CAP, sandbox };
       const worktreeDir = worktree.dir;
-      const guard = createGuard({ worktree: worktreeDir, tmpDir: madeTempDir, env, ticket, layers: settings.policyLayers, hookScripts });
+      const guard = createGuard({
+        worktree: worktreeDir,
+        tmpDir: madeTempDir,
+        env,
+        ticket,
+        layers: settings.policyLayers,
+        hookScripts,
+        sandbox: { kind: sandbox.kind, network: sandbox.network },
+        exposed: ticket.sandboxExpose,
+      });
       emit({ type: 'policy', rules: guard.policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope })), defaultEffect: guard.policy.defaultEffect });
       const gate: CallGate = {
         guard,

@@ -1,4 +1,4 @@
-import type { TicketFile, TicketFileCommand } from './schema.js';
+import { sandboxParts, type TicketFile, type TicketFileCommand } from './schema.js';
 import {
   DEFAULT_BUDGET,
   DEFAULT_CHECK_ROUNDS,
@@ -25,6 +25,7 @@ export interface TicketFacts {
 
 /** Builds the `Ticket` the run uses: defaults filled in, commands in one shape. */
 export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket {
+  const sandbox = sandboxParts(fields.sandbox);
   return {
     file: facts.file,
     id: facts.id,
@@ -44,9 +45,12 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     policy: fields.policy,
     labels: fields.labels ?? [],
     env: fields.env ?? [],
-    sandbox: fields.sandbox ?? 'auto',
+    sandbox: sandbox.mode ?? 'auto',
+    sandboxChosen: sandbox.mode !== undefined,
+    sandboxRead: sandbox.read,
+    sandboxExpose: sandbox.expose,
     network: fields.network ?? false,
-    given: { budget: { ...fields.budget }, ...(fields.sandbox ? { sandbox: fields.sandbox } : {}) },
+    given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}) },
   };
 }
 

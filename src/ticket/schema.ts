@@ -45,7 +45,30 @@ const command = z.union([
   commandObjectSchema,
 ]);
 
-export const sandboxSchema = z.enum(['bwrap', 'none', 'auto']);
+export const sandboxModeSchema = z.enum(['bwrap', 'none', 'auto']);
+
+export const sandboxObjectSchema = z.strictObject({
+  mode: sandboxModeSchema.optional().meta({ description: 'How commands are isolated; `auto` uses bubblewrap where it works.', default: 'auto' }),
+  read: z
+    .array(z.string().min(1))
+    .optional()
+    .meta({ description: 'Folders outside the worktree commands may read inside bubblewrap (`~/.cache/ms-playwright`); the home is otherwise private and empty. Secret-named folders are refused.' }),
+  expose: z
+    .array(z.string().min(1))
+    .optional()
+    .meta({ description: 'Secret-named files of the worktree the agent may read (`.env.test`): they are not masked in the sandbox, and the guard lets them be read.' }),
+});
+
+/** `sandbox: auto` or `sandbox: {mode, read, expose}`. */
+export const sandboxSchema = z.union([sandboxModeSchema, sandboxObjectSchema]);
+export type SandboxField = z.output<typeof sandboxSchema>;
+
+/** The parts of a `sandbox:` field, whichever form it was written in. */
+export function sandboxParts(field: SandboxField | undefined): { mode?: z.output<typeof sandboxModeSchema>; read: string[]; expose: string[] } {
+  if (field === undefined) return { read: [], expose: [] };
+  if (typeof field === 'string') return { mode: field, read: [], expose: [] };
+  return { ...(field.mode ? { mode: field.mode } : {}), read: field.read ?? [], expose: field.expose ?? [] };
+}
 
 export const budgetSchema = z.strictObject({
   steps: z.int().positive().optional().meta({ description: 'Model turns.', default: DEFAULT_BUDGET.steps }),
@@ -113,7 +136,9 @@ export const ticketFileSchema = z.strictObject({
     )
     .optional()
     .meta({ description: 'Names of environment variables passed through to tools and checks.' }),
-  sandbox: sandboxSchema.optional().meta({ description: 'How commands are isolated; `auto` uses bubblewrap where it exists.', default: 'auto' }),
+  sandbox: sandboxSchema
+    .optional()
+    .meta({ description: 'How commands are isolated (`auto`, `bwrap`, `none`), or `{mode, read, expose}`; `auto` uses bubblewrap where it works.', default: 'auto' }),
   network: z.boolean().optional().meta({ description: 'Whether sandboxed commands get network access.', default: false }),
 });
 
@@ -128,6 +153,7 @@ export type TicketFileCommand = z.output<typeof command>;
 export function fieldNamesAt(path: readonly PropertyKey[]): string[] {
   if (path.length === 0) return Object.keys(ticketFileSchema.shape);
   if (path.length === 1 && path[0] === 'budget') return Object.keys(budgetSchema.shape);
+  if (path.length === 1 && path[0] === 'sandbox') return Object.keys(sandboxObjectSchema.shape);
   if (path.length === 2 && (path[0] === 'setup' || path[0] === 'checks')) return Object.keys(commandObjectSchema.shape);
   if (path.length === 1 && path[0] === 'policy') return POLICY_FIELDS;
   if (path.length === 3 && path[0] === 'policy' && path[1] === 'rules') return EXPRESSION_RULE_FIELDS;

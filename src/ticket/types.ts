@@ -49,6 +49,12 @@ export interface Ticket {
   /** Names of environment variables passed through to tools and checks. */
   env: string[];
   sandbox: SandboxMode;
+  /** Whether the ticket or a config named the sandbox (unattended runs need one, or a choice). */
+  sandboxChosen: boolean;
+  /** Folders outside the worktree the sandbox shows read-only (as written: `~/x` or absolute). */
+  sandboxRead: string[];
+  /** Secret-named worktree files the agent may read (worktree-relative). */
+  sandboxExpose: string[];
   network: boolean;
   /** What the ticket file itself set, so config defaults fill only the rest. */
   given: { budget: Partial<TicketBudget>; sandbox?: SandboxMode };

@@ -13,7 +13,7 @@ function askingRepo(turns: string, config = ''): string {
   return repoWithFiles({
     'src/app.js': 'export const app = 1;\n',
     'scripts/gen.js': "require('fs').appendFileSync('src/gen.txt', process.argv.slice(2).join(' ') + '\\n');\n",
-    't.yaml': 'task: Change the app\nallow: ["src/**"]\nchecks: ["test -f src/app.js"]\nmodel: replay:replay.yaml\n',
+    't.yaml': 'task: Change the app\nallow: ["src/**"]\nchecks: ["test -f src/app.js"]\nmodel: replay:replay.yaml\n# the strict guard, with no sandbox to contain the script: it is asked\nsandbox: none\n',
     'replay.yaml': `turns:\n${turns}`,
     ...(config ? { 'corral.yaml': config } : {}),
   }, 'corral-approvals-');

@@ -39,7 +39,7 @@ async function runReplayTicket(): Promise<{ repo: string; report: Report }> {
     {
       'src/app.js': 'export const app = 1;\n',
       'scripts/gen.js': "require('fs').appendFileSync('src/gen.txt', 'x\\n');\n",
-      'ticket.yaml': 'task: Change the app\nallow: ["src/**"]\nchecks: ["test -f src/app.js"]\nmodel: replay:replay.yaml\n',
+      'ticket.yaml': 'task: Change the app\nallow: ["src/**"]\nchecks: ["test -f src/app.js"]\nmodel: replay:replay.yaml\n# the strict guard, with no sandbox to contain the script: it is asked\nsandbox: none\n',
       'replay.yaml': REPLAY,
       'corral.yaml': 'policy:\n  deny:\n    - Read(/etc/**)\n',
     },

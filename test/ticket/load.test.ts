@@ -29,6 +29,9 @@ describe('loadTicket on valid tickets', () => {
       labels: [],
       env: [],
       sandbox: 'auto',
+      sandboxChosen: false,
+      sandboxRead: [],
+      sandboxExpose: [],
       network: false,
     });
   });
@@ -93,6 +96,9 @@ describe('loadTicket on valid tickets', () => {
       labels: ['bug'],
       env: ['NPM_TOKEN', '_X1'],
       sandbox: 'none',
+      sandboxChosen: true,
+      sandboxRead: [],
+      sandboxExpose: [],
       network: true,
     });
   });

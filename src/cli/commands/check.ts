@@ -1,10 +1,12 @@
 import { EXIT, formatProblem } from '../../errors.js';
 import { loadTickets } from '../../run/load-tickets.js';
+import { isCi } from '../ci.js';
 import type { CliIo } from '../io.js';
 
 /** `corral check`: every problem of every ticket, nothing run. A missing API key is not a ticket problem. */
 export async function checkCommand(inputs: string[], io: CliIo): Promise<number> {
-  const loaded = await loadTickets(inputs, { env: io.env, cwd: process.cwd(), requireKey: false });
+  // Under CI, check what `corral run` there will demand: a sandbox, or one chosen on purpose.
+  const loaded = await loadTickets(inputs, { env: io.env, cwd: process.cwd(), requireKey: false, requireSandbox: isCi(io.env) });
   for (const { shown, ticket, problems } of loaded) {
     if (problems.length === 0) {
       io.stdout.write(`ok  ${shown}  (${ticket?.id})\n`);

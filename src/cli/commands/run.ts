@@ -18,6 +18,7 @@ import { createBatchOutput } from '../../report/batch-output.js';
 import { checkJunitTarget, writeBatchArtifacts } from '../../report/batch-artifacts.js';
 import { EXIT } from '../../errors.js';
 import { interruptOnSignals } from '../interrupt.js';
+import { isCi } from '../ci.js';
 import type { CliIo } from '../io.js';
 import type { RunCommandOptions } from '../main.js';
 
@@ -35,7 +36,9 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
   const model = options.model && isReplayModel(options.model) ? replayModelId(path.resolve(cwd, replayScriptPath(options.model))) : options.model;
   // One loader for the command: each replay script is read and checked once, by the ticket loader, and then played.
   const loadReplayScript = memoizeReplayLoads();
-  const loaded = await loadTickets(inputs, { ...(model ? { model } : {}), env: io.env, cwd, requireKey: true, requireUsdBudget: maxUsd !== undefined, loadReplayScript });
+  // Nobody watching means nobody to notice commands running unconfined: that must be chosen.
+  const requireSandbox = Boolean(options.unattended) || isCi(io.env);
+  const loaded = await loadTickets(inputs, { ...(model ? { model } : {}), env: io.env, cwd, requireKey: true, requireUsdBudget: maxUsd !== undefined, loadReplayScript, requireSandbox });
   const problems = loaded.flatMap((l) => l.problems);
   if (problems.length > 0) throw new UsageError(`${problems.length} problem(s) in the tickets; nothing was run`, problems);
   const runs = loaded
@@ -83,6 +86,7 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
             interrupt: interrupt.signal,
             env: io.env,
             cwd,
+            requireSandbox,
             onEvent: (event) => output.event(ticket.id, event),
           }).catch((error: unknown) => {
             // Bad input found only now (a base gone since the tickets were checked) stays exit 64.
@@ -120,10 +124,6 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
 /** A person can answer asks only at a terminal (to read the prompt on stderr and type on stdin), outside CI, unless told not to ask. */
 export function isAttended(options: RunCommandOptions, io: CliIo): boolean {
   return !options.unattended && !isCi(io.env) && io.stdin.isTTY === true && io.stderr.isTTY === true;
-}
-
-function isCi(env: NodeJS.ProcessEnv): boolean {
-  return env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
 }
 
 /** Each question takes the terminal from the live view until it is answered. */
