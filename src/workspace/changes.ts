@@ -55,16 +55,15 @@ export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
     }
     const rules = path.join(tempDir, 'exclude');
     await writeFile(rules, await baseIgnoreRules(worktree.dir, env, host.commonDir));
-    // Tracked files as they are now (edits, deletions, modes), and the files the base's own
-    // ignore rules do not ignore: a `.gitignore` the agent wrote or changed hides nothing.
-    const [untracked] = await Promise.all([
-      git(worktree.dir, ['ls-files', '--others', '-z', `--exclude-from=${rules}`], { env: inWorktree }),
-      git(worktree.dir, ['add', '--update'], { env: inWorktree }),
-    ]);
-    if (untracked.stdout !== '') {
-      await git(worktree.dir, ['add', '--force', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+    // In one walk: tracked files that differ from the base (edits, deletions, modes) and the
+    // files the base's own ignore rules do not ignore (a `.gitignore` the agent wrote or
+    // changed hides nothing); then only those are staged, none when nothing changed.
+    const listed = await git(worktree.dir, ['ls-files', '--others', '--modified', '--deleted', '-z', `--exclude-from=${rules}`], { env: inWorktree });
+    const paths = [...new Set(listed.stdout.split('\0').filter((name) => name !== ''))];
+    if (paths.length > 0) {
+      await git(worktree.dir, ['add', '--all', '--force', '--pathspec-from-file=-', '--pathspec-file-nul'], {
         env: { ...inWorktree, GIT_LITERAL_PATHSPECS: '1' },
-        input: untracked.stdout,
+        input: `${paths.join('\0')}\0`,
       });
     }
     return { worktree, env, dispose };

@@ -122,7 +122,7 @@ describe('the snapshot does not trust the worktree', () => {
   });
 
   it('runs no filter, fsmonitor or hook of the repository config, in the checkout, the snapshot, the patch and the branch', async () => {
-    const { repo, base } = makeRepo({ ...BASE, '.gitattributes': '*.txt filter=mark\n' });
+    const { repo, base } = makeRepo({ ...BASE, '.gitattributes': '*.txt filter=mark\n*.md filter=a=b\n' });
     const markers = tempDir('corral-markers-');
     const script = path.join(markers, 'mark.sh');
     writeFileSync(script, `#!/bin/sh\ntouch "${markers}/ran-$1"\ncat\n`);
@@ -133,12 +133,9 @@ describe('the snapshot does not trust the worktree', () => {
     // A driver named only in an included file, with a name git's -c could not carry.
     writeFileSync(path.join(repo, '.git/more.config'), `[filter "a=b"]\n\tprocess = ${script} process\n\trequired = true\n`);
     gitIn(repo, ['config', 'include.path', 'more.config']);
-    writeFileSync(path.join(repo, '.gitattributes'), '*.txt filter=mark\n*.md filter=a=b\n');
-    gitIn(repo, ['commit', '-qam', 'attributes']);
-    const head = gitIn(repo, ['rev-parse', 'HEAD']).trim();
     gitIn(repo, ['config', 'core.fsmonitor', `${script} fsmonitor`]);
     rmMarkers(markers);
-    const wt = await createWorktree(repo, head, 'filters');
+    const wt = await createWorktree(repo, base, 'filters');
     try {
       writeFileSync(path.join(wt.dir, 'src/a.txt'), 'changed\n');
       writeFileSync(path.join(wt.dir, 'docs/readme.md'), 'changed\n');
@@ -155,7 +152,6 @@ describe('the snapshot does not trust the worktree', () => {
       await removeWorktree(wt);
     }
     expect(readdirNames(markers)).toEqual(['mark.sh']);
-    expect(base).not.toBe(head);
   });
 });
 
