@@ -39,7 +39,9 @@ export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
     const indexFile = path.join(tempDir, 'index');
     const host = await gitPaths(worktree.repo);
     const env = { GIT_INDEX_FILE: indexFile, GIT_DIR: host.commonDir };
-    const inWorktree = { ...env, GIT_WORK_TREE: worktree.dir };
+    // GIT_ATTR_SOURCE (git 2.40 and later; older ones ignore it): attributes from the base's
+    // tree too, so a `.gitattributes` the agent wrote converts nothing it stages.
+    const inWorktree = { ...env, GIT_WORK_TREE: worktree.dir, GIT_ATTR_SOURCE: worktree.baseCommit };
     if (worktree.baseIndex !== undefined) {
       // The index of the base's checkout, kept since before the agent ran: git's stat cache,
       // so large repositories hash only what changed. It keeps its mtime: git trusts an

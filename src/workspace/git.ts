@@ -125,9 +125,19 @@ async function filterOverrides(cwd: string, args: string[], env: Record<string, 
   const configFile = env.GIT_DIR === undefined ? (await gitPaths(cwd)).config : `${env.GIT_DIR}/config`;
   const config = await readFile(configFile, 'utf8').catch(() => '');
   if (!MAY_DEFINE_FILTERS.test(config)) return {};
+  // A config that reads no other file says the same thing as long as its text is the same
+  // (git-lfs puts a filter in many repositories' config): one listing per text.
+  const selfContained = !READS_OTHER_CONFIG.test(config);
+  const known = selfContained ? listedFilters.get(config) : undefined;
+  if (known !== undefined) return known;
   const listing = await runProgram('git', gitArgs(FILTER_LISTING), { cwd, env: { ...hardenedGitEnv(), ...env }, detached: true });
-  return overridesFromListing(listing.exitCode, listing.stdout.toString('utf8'), listing.stderr.toString('utf8'));
+  const overrides = overridesFromListing(listing.exitCode, listing.stdout.toString('utf8'), listing.stderr.toString('utf8'));
+  if (selfContained) listedFilters.set(config, overrides);
+  return overrides;
 }
+
+const READS_OTHER_CONFIG = /include|worktreeconfig/i;
+const listedFilters = new Map<string, Record<string, string>>();
 
 function filterOverridesSync(cwd: string, args: string[]): Record<string, string> {
   if (NO_FILTER_COMMANDS.has(args[0] ?? '')) return {};
