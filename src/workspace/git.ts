@@ -163,8 +163,8 @@ function filterOverridesSync(cwd: string, args: string[]): Record<string, string
   }
 }
 
-/** Exported for tests. */
-export function overridesFromListing(exitCode: number | null, stdout: string, stderr: string): Record<string, string> {
+/** The overrides for the filter drivers a `git config --name-only -z --get-regexp` listing names. */
+function overridesFromListing(exitCode: number | null, stdout: string, stderr: string): Record<string, string> {
   // Exit 1: no such key. Anything else unreadable fails the call rather than risk a filter.
   if (exitCode === 1) return {};
   if (exitCode !== 0) throw new GitError(FILTER_LISTING, { stdout, stderr, exitCode: exitCode ?? 1 });
