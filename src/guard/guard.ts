@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import type { Ticket } from '../ticket/types.js';
@@ -11,7 +10,7 @@ import { UNKNOWN_ARG } from './unknown-arg.js';
 import { isSecret } from './paths/protected.js';
 import { holdsCredential } from './paths/tracked-secrets.js';
 import { globCandidates, resolvePhysical } from './paths/resolve.js';
-import { hardenedGitEnv } from '../workspace/git.js';
+import { gitSync } from '../workspace/git.js';
 import { stackPolicies, type PolicyLayer } from './rules/policy.js';
 import type { Policy } from './rules/types.js';
 import { analyseScript } from './shell/analyse.js';
@@ -186,7 +185,7 @@ function ownStreamsOutside(fact: PathFact): PathFact {
 /** Secret files git tracks in the worktree. If git cannot list them, the worktree root stands in, so history reads are refused. */
 function listTrackedSecrets(worktree: string): string[] {
   try {
-    const listing = execFileSync('git', ['ls-files', '-z'], { cwd: worktree, env: hardenedGitEnv(), encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+    const listing = gitSync(worktree, ['ls-files', '-z'], { maxBuffer: 256 * 1024 * 1024 });
     return listing.split('\0').filter((name) => name !== '').map((name) => path.join(worktree, name)).filter(isSecret);
   } catch {
     return [worktree];

@@ -1,9 +1,8 @@
-import type { Stats } from 'node:fs';
 import { rmSync } from 'node:fs';
-import { copyFile, mkdtemp, rm, stat, utimes } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { git } from './git.js';
+import { git, gitBytes, gitPaths } from './git.js';
 import type { Worktree } from './worktree.js';
 import { trackLeftover } from './leftovers.js';
 
@@ -19,12 +18,15 @@ export interface Change {
 
 /**
  * A snapshot of the worktree (tracked, untracked and committed changes alike) staged into
- * a private index, so listing changes, the patch and the result commit all see the same
- * tree and the worktree's own index is never touched.
+ * a private index that starts from the base commit's tree, so listing changes, the patch
+ * and the result commit all see the same tree, and nothing in the worktree's own git files
+ * (its index and the skip-worktree or assume-unchanged bits in it, its `.git` pointer, its
+ * ignore files) decides what is seen.
  */
 export interface Snapshot {
   worktree: Worktree;
-  env: { GIT_INDEX_FILE: string };
+  /** The private index, and the host's git directory named outright (not found through the worktree's `.git` file). */
+  env: { GIT_INDEX_FILE: string; GIT_DIR: string };
   dispose(): Promise<void>;
 }
 
@@ -35,15 +37,37 @@ export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
   const dispose = () => rm(tempDir, { recursive: true, force: true }).finally(forget);
   try {
     const indexFile = path.join(tempDir, 'index');
-    const realIndex = worktree.indexFile ?? (await git(worktree.dir, ['rev-parse', '--path-format=absolute', '--git-path', 'index'])).stdout.trim();
-    // Starting from the worktree's index keeps git's stat cache, so large repos hash only
-    // what changed. The copy keeps the index's mtime: git trusts an entry's stat (to the
-    // second) only when the entry is older than the index file, so a copy stamped now would
-    // hide a same-size edit made in the second of the checkout from the fence and the patch.
-    await copyIndex(realIndex, indexFile);
-    const env = { GIT_INDEX_FILE: indexFile };
-    // Ignored files stay out, as in `git status`: build output and caches are not the agent's change.
-    await git(worktree.dir, ['add', '--all'], { env });
+    const host = await gitPaths(worktree.repo);
+    const env = { GIT_INDEX_FILE: indexFile, GIT_DIR: host.commonDir };
+    // GIT_ATTR_SOURCE (git 2.40 and later; older ones ignore it): attributes from the base's
+    // tree too, so a `.gitattributes` the agent wrote converts nothing it stages.
+    const inWorktree = { ...env, GIT_WORK_TREE: worktree.dir, GIT_ATTR_SOURCE: worktree.baseCommit };
+    if (worktree.baseIndex !== undefined) {
+      // The index of the base's checkout, kept since before the agent ran: git's stat cache,
+      // so large repositories hash only what changed. It keeps its mtime: git trusts an
+      // entry's stat (to the second) only when the entry is older than the index file, so a
+      // copy stamped now would hide a same-size edit made in the second of the checkout.
+      await writeFile(indexFile, worktree.baseIndex.bytes, { mode: 0o600 });
+      // Rounded down, never later than the original: an older index only makes git check more.
+      const mtime = new Date(Math.floor(worktree.baseIndex.mtimeMs));
+      await utimes(indexFile, mtime, mtime);
+    } else {
+      // No checkout index to start from: the base's tree, and git hashes every file.
+      await git(worktree.dir, ['read-tree', worktree.baseCommit], { env });
+    }
+    const rules = path.join(tempDir, 'exclude');
+    await writeFile(rules, await baseIgnoreRules(worktree.dir, env, host.commonDir));
+    // In one walk: tracked files that differ from the base (edits, deletions, modes) and the
+    // files the base's own ignore rules do not ignore (a `.gitignore` the agent wrote or
+    // changed hides nothing); then only those are staged, none when nothing changed.
+    const listed = await git(worktree.dir, ['ls-files', '--others', '--modified', '--deleted', '-z', `--exclude-from=${rules}`], { env: inWorktree });
+    const paths = [...new Set(listed.stdout.split('\0').filter((name) => name !== ''))];
+    if (paths.length > 0) {
+      await git(worktree.dir, ['add', '--all', '--force', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+        env: { ...inWorktree, GIT_LITERAL_PATHSPECS: '1' },
+        input: `${paths.join('\0')}\0`,
+      });
+    }
     return { worktree, env, dispose };
   } catch (error) {
     await dispose();
@@ -51,26 +75,81 @@ export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
   }
 }
 
-async function copyIndex(from: string, to: string): Promise<void> {
-  let stamp: Stats;
-  try {
-    stamp = await stat(from);
-    await copyFile(from, to);
-  } catch {
-    // No index to start from: git hashes every file, which is slower and just as right.
-    await rm(to, { force: true });
-    return;
+/**
+ * The ignore rules of the base commit as one exclude file for `--exclude-from`: the host's
+ * `info/exclude`, then every `.gitignore` of the base's tree, each pattern anchored to its
+ * folder, parents before children, so git's own matching gives the answer the files would
+ * give in their folders (the last match wins, a deeper file beats a shallower one).
+ */
+async function baseIgnoreRules(cwd: string, env: Record<string, string>, commonDir: string): Promise<string> {
+  const exclude = await readFile(path.join(commonDir, 'info', 'exclude'), 'utf8').catch(() => '');
+  // The private index holds the base's tree at this point.
+  const listing = await git(cwd, ['ls-files', '--stage', '-z', '--', ':(glob)**/.gitignore'], { env });
+  const files: { dir: string; oid: string }[] = [];
+  for (const entry of listing.stdout.split('\0')) {
+    const match = /^(\d+) ([0-9a-f]+) 0\t(.*)$/s.exec(entry);
+    // git reads no `.gitignore` through a symbolic link.
+    if (match === null || match[1] === '120000') continue;
+    files.push({ dir: path.posix.dirname(match[3]!), oid: match[2]! });
   }
-  // Rounded down, never later than the original: an older index only makes git check more.
-  const mtime = new Date(Math.floor(stamp.mtimeMs));
-  await utimes(to, mtime, mtime);
+  const parts = [exclude];
+  if (files.length > 0) {
+    const blobs = await readBlobs(cwd, env, files.map((file) => file.oid));
+    const ordered = files.map((file, i) => ({ dir: file.dir === '.' ? '' : file.dir, text: blobs[i] ?? '' }));
+    ordered.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0));
+    for (const file of ordered) parts.push(anchorIgnorePatterns(file.dir, file.text));
+  }
+  return `${parts.join('\n')}\n`;
+}
+
+/** The contents of blobs, in order, from one `git cat-file --batch`. */
+async function readBlobs(cwd: string, env: Record<string, string>, oids: string[]): Promise<string[]> {
+  const out = await gitBytes(cwd, ['cat-file', '--batch'], { env, input: `${oids.join('\n')}\n` });
+  const blobs: string[] = [];
+  let at = 0;
+  while (at < out.length) {
+    const headerEnd = out.indexOf(0x0a, at);
+    if (headerEnd === -1) break;
+    const size = Number(/ (\d+)$/.exec(out.toString('utf8', at, headerEnd))?.[1] ?? 0);
+    blobs.push(out.toString('utf8', headerEnd + 1, headerEnd + 1 + size));
+    at = headerEnd + 1 + size + 1;
+  }
+  return blobs;
+}
+
+/**
+ * The patterns of the `.gitignore` in `dir` (repository-relative, '' for the top) written
+ * relative to the top: a pattern with a slash before its end is anchored to `dir`, one
+ * without matches at any depth below it. Exported for tests.
+ */
+export function anchorIgnorePatterns(dir: string, text: string): string {
+  // git skips a UTF-8 byte order mark at the start of the file.
+  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  if (dir === '') return body;
+  // A folder name no pattern can spell: its rules are left out, so more is seen, not less.
+  if (dir.includes('\n')) return '';
+  const prefix = dir.replace(/[\\*?[]/g, (c) => `\\${c}`).replace(/^[#!]/, (c) => `\\${c}`);
+  const lines: string[] = [];
+  for (const line of body.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const negated = line.startsWith('!');
+    const pattern = negated ? line.slice(1) : line;
+    const bang = negated ? '!' : '';
+    // git drops unescaped trailing spaces before it looks for a slash.
+    const trimmed = pattern.replace(/(?<!\\)[ ]+$/, '');
+    const slash = trimmed.indexOf('/');
+    if (slash === 0) lines.push(`${bang}${prefix}${pattern}`);
+    else if (slash !== -1 && slash < trimmed.length - 1) lines.push(`${bang}${prefix}/${pattern}`);
+    else lines.push(`${bang}${prefix}/**/${pattern}`);
+  }
+  return lines.join('\n');
 }
 
 /** Every change of the snapshot against the base commit. */
 export async function listChanges(snapshot: Snapshot): Promise<Change[]> {
   const { stdout } = await git(
     snapshot.worktree.dir,
-    ['diff-index', '--cached', '--raw', '-z', '-M', '--no-ext-diff', snapshot.worktree.baseCommit],
+    ['diff-index', '--cached', '--raw', '-z', '-M', '--no-ext-diff', '--no-textconv', snapshot.worktree.baseCommit],
     { env: snapshot.env },
   );
   return parseRawDiff(stdout);

@@ -1,12 +1,28 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { runProgram } from '../tools/run-program.js';
 
 // Every git command the harness runs ignores global and system config and runs no
-// hooks, fsmonitor or credential helper, so neither the repository nor the agent can
-// get code run by corral through git.
+// command the repository's config names (hooks, fsmonitor, filters, credential helpers,
+// external diffs, pager, editor), so neither the repository nor the agent can get code
+// run by corral through git. Filters are named by the repository, so they are switched
+// off per call (filterOverrides); the rest by name here.
 const HARDENED_CONFIG = [
   'core.hooksPath=/dev/null',
   'core.fsmonitor=false',
   'core.untrackedCache=false',
+  // The stat cache must not be told to trust more than stat: the fence leans on it.
+  'core.ignoreStat=false',
+  'core.trustctime=true',
+  'core.checkStat=default',
+  // A whole checkout and a plain index: the fence compares every file of the base.
+  'core.sparseCheckout=false',
+  'index.sparse=false',
+  'core.splitIndex=false',
+  'core.autocrlf=false',
+  'gc.auto=0',
+  'maintenance.auto=false',
   // HOME stays (tools need it), so the user's own ignore and attributes files must be
   // switched off by name: the fence must see the same changes on every machine.
   'core.excludesFile=/dev/null',
@@ -34,6 +50,8 @@ export function hardenedGitEnv(base: NodeJS.ProcessEnv = process.env): Record<st
     GIT_TERMINAL_PROMPT: '0',
     GIT_OPTIONAL_LOCKS: '0',
     GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_PAGER: 'cat',
+    GIT_EDITOR: ':',
   };
 }
 
@@ -72,15 +90,107 @@ export async function gitBytes(cwd: string, args: string[], options: GitOptions 
   return (await runGit(cwd, args, options, 'buffer')).stdout as Buffer;
 }
 
-/** `args` behind the hardening `-c` options, for a git run outside `git()` (a synchronous one on the way out). */
-export function gitArgs(args: string[]): string[] {
+/**
+ * Hardened git run synchronously, for the few callers that cannot wait (the guard's
+ * listing of tracked files, removing a worktree on the way out); throws on failure.
+ */
+export function gitSync(cwd: string, args: string[], options: { maxBuffer?: number } = {}): string {
+  const env = { ...hardenedGitEnv(), ...filterOverridesSync(cwd, args) };
+  return execFileSync('git', gitArgs(args), { cwd, env, encoding: 'utf8', maxBuffer: options.maxBuffer ?? 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+}
+
+function gitArgs(args: string[]): string[] {
   return [...HARDENED_CONFIG.flatMap((c) => ['-c', c]), ...args];
+}
+
+// Commands that never read a file's content through the attributes (no clean or smudge
+// filter can run), asked before anything is known about the repository: no filter lookup.
+const NO_FILTER_COMMANDS = new Set(['rev-parse', 'for-each-ref', 'config', 'commit-tree', 'update-ref', 'cat-file', 'ls-tree', 'write-tree', 'symbolic-ref']);
+
+// A config key is never split across lines, and a filter driver, an include or a per-worktree
+// config file is named in the repository's config file by these words: without them no filter
+// can be defined, and no git process is needed to know it (the usual case).
+const MAY_DEFINE_FILTERS = /filter|include|worktreeconfig/i;
+const FILTER_LISTING = ['config', '--includes', '-z', '--name-only', '--get-regexp', '^filter\\.'];
+
+/**
+ * Environment that switches off every filter driver the repository's config names (its
+ * includes and per-worktree config too): an empty command disables a driver in git, and
+ * `required=false` keeps git from failing for want of one. Passed as GIT_CONFIG_COUNT
+ * pairs, which take any driver name, even one holding `=`.
+ */
+async function filterOverrides(cwd: string, args: string[], env: Record<string, string> = {}): Promise<Record<string, string>> {
+  if (NO_FILTER_COMMANDS.has(args[0] ?? '')) return {};
+  // The call's own GIT_DIR, when it names one, is the repository whose config counts.
+  const configFile = env.GIT_DIR === undefined ? (await gitPaths(cwd)).config : `${env.GIT_DIR}/config`;
+  const config = await readFile(configFile, 'utf8').catch(() => '');
+  if (!MAY_DEFINE_FILTERS.test(config)) return {};
+  // A config that reads no other file says the same thing as long as its text is the same
+  // (git-lfs puts a filter in many repositories' config): one listing per text.
+  const selfContained = !READS_OTHER_CONFIG.test(config);
+  const known = selfContained ? listedFilters.get(config) : undefined;
+  if (known !== undefined) return known;
+  const listing = await runProgram('git', gitArgs(FILTER_LISTING), { cwd, env: { ...hardenedGitEnv(), ...env }, detached: true });
+  const overrides = overridesFromListing(listing.exitCode, listing.stdout.toString('utf8'), listing.stderr.toString('utf8'));
+  if (selfContained) listedFilters.set(config, overrides);
+  return overrides;
+}
+
+const READS_OTHER_CONFIG = /include|worktreeconfig/i;
+const listedFilters = new Map<string, Record<string, string>>();
+
+function filterOverridesSync(cwd: string, args: string[]): Record<string, string> {
+  if (NO_FILTER_COMMANDS.has(args[0] ?? '')) return {};
+  let configFile = resolvedPaths.get(cwd)?.config;
+  if (configFile === undefined) {
+    const out = execFileSync('git', gitArgs(['rev-parse', '--path-format=absolute', ...GIT_PATH_ARGS]), { cwd, env: hardenedGitEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const paths = readGitPaths(out.split('\n'));
+    if (paths === null) throw new Error(`git rev-parse in ${cwd} named no config file`);
+    configFile = paths.config;
+  }
+  let config = '';
+  try {
+    config = readFileSync(configFile, 'utf8');
+  } catch {
+    // No config file: no filter.
+  }
+  if (!MAY_DEFINE_FILTERS.test(config)) return {};
+  try {
+    return overridesFromListing(0, execFileSync('git', gitArgs(FILTER_LISTING), { cwd, env: hardenedGitEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }), '');
+  } catch (error) {
+    const failed = error as { status?: number | null; stdout?: string; stderr?: string };
+    return overridesFromListing(failed.status ?? 128, String(failed.stdout ?? ''), String(failed.stderr ?? ''));
+  }
+}
+
+/** The overrides for the filter drivers a `git config --name-only -z --get-regexp` listing names. */
+function overridesFromListing(exitCode: number | null, stdout: string, stderr: string): Record<string, string> {
+  // Exit 1: no such key. Anything else unreadable fails the call rather than risk a filter.
+  if (exitCode === 1) return {};
+  if (exitCode !== 0) throw new GitError(FILTER_LISTING, { stdout, stderr, exitCode: exitCode ?? 1 });
+  const drivers = new Set<string>();
+  for (const key of stdout.split('\0')) {
+    const first = key.indexOf('.');
+    const last = key.lastIndexOf('.');
+    if (first !== -1 && last > first) drivers.add(key.slice(first + 1, last));
+  }
+  const env: Record<string, string> = {};
+  let count = 0;
+  for (const driver of drivers) {
+    for (const [name, value] of [['clean', ''], ['smudge', ''], ['process', ''], ['required', 'false']] as const) {
+      env[`GIT_CONFIG_KEY_${count}`] = `filter.${driver}.${name}`;
+      env[`GIT_CONFIG_VALUE_${count}`] = value;
+      count += 1;
+    }
+  }
+  if (count > 0) env.GIT_CONFIG_COUNT = String(count);
+  return env;
 }
 
 async function runGit(cwd: string, args: string[], options: GitOptions, encoding: 'utf8' | 'buffer'): Promise<{ stdout: string | Buffer; stderr: string; exitCode: number }> {
   const result = await runProgram('git', gitArgs(args), {
     cwd,
-    env: { ...hardenedGitEnv(), ...options.env },
+    env: { ...hardenedGitEnv(), ...options.env, ...(await filterOverrides(cwd, args, options.env)) },
     ...(options.input === undefined ? {} : { input: options.input }),
     // Its own process group: a Ctrl-C in the terminal reaches corral, which then still
     // needs git to record the patch, not git itself.
@@ -146,6 +256,8 @@ export interface GitPaths {
 const GIT_PATH_ARGS = ['--git-common-dir', '--git-path', 'config', '--git-path', 'HEAD', '--git-path', 'index'];
 const GIT_PATH_LINES = 4;
 const knownPaths = new Map<string, Promise<GitPaths>>();
+/** The same answers once they are in, for the synchronous callers. */
+const resolvedPaths = new Map<string, GitPaths>();
 
 /**
  * Where `repo`'s git files are, asked of git once per process (they do not move while
@@ -174,11 +286,21 @@ function readGitPaths(lines: string[]): GitPaths | null {
   return commonDir && config && head && index ? { commonDir, config, head, index } : null;
 }
 
+/** Where a checkout's git files are, told by whoever knows (a worktree just made): no process to ask. */
+export function rememberGitPaths(dir: string, paths: GitPaths): void {
+  remember(dir, Promise.resolve(paths));
+}
+
 function remember(repo: string, paths: Promise<GitPaths>): Promise<GitPaths> {
   // A failure is not remembered: the next caller asks again.
-  paths.catch(() => {
-    if (knownPaths.get(repo) === paths) knownPaths.delete(repo);
-  });
+  paths.then(
+    (known) => {
+      if (knownPaths.get(repo) === paths) resolvedPaths.set(repo, known);
+    },
+    () => {
+      if (knownPaths.get(repo) === paths) knownPaths.delete(repo);
+    },
+  );
   knownPaths.set(repo, paths);
   return paths;
 }

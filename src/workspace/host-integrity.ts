@@ -17,8 +17,21 @@ export interface HostState {
   config: string;
   /** `name mode sha256` lines of the hooks directory. */
   hooks: string[];
-  /** What is staged (`git ls-files --stage`), not the stat cache a `git status` refreshes. */
+  /** What is staged (`git ls-files --stage -v`), not the stat cache a `git status` refreshes. */
   index: HostIndex;
+  /**
+   * `name digest` lines of the git files that steer what git sees or where it looks, besides
+   * config and hooks: `info/*` (exclude, attributes, sparse-checkout, grafts),
+   * `objects/info/alternates`, `packed-refs`, `shallow`, the per-worktree config.
+   */
+  gitFiles: string[];
+  /**
+   * The host checkout's own files that differ from its index (`git status`), as
+   * `status\0path[\0stat]`: untracked and
+   * changed ones with their stat (inode, size, mtime, ctime, mode: any write changes the
+   * ctime), ignored ones by name only (caches and logs change on their own).
+   */
+  checkout: string[];
 }
 
 export interface HostIndex {
@@ -36,10 +49,12 @@ export async function recordHostState(repo: string, before?: HostState): Promise
   const [refs, files] = await Promise.all([git(repo, ['for-each-ref', '--format=%(refname) %(objectname)']), before?.files ?? gitPaths(repo)]);
   const { config: configFile, head: headFile, index: indexFile, commonDir } = files;
   const refLines = refs.stdout.split('\n').filter((line) => line !== '');
-  const [config, head, index] = await Promise.all([
+  const [config, head, index, gitFiles, checkout] = await Promise.all([
     readFile(configFile, 'utf8').catch(() => ''),
     readHead(headFile, refLines),
     indexDigest(repo, indexFile, before?.index),
+    gitFileLines(commonDir, path.dirname(headFile)),
+    checkoutLines(repo),
   ]);
   return {
     files,
@@ -49,7 +64,59 @@ export async function recordHostState(repo: string, before?: HostState): Promise
     // The default hooks folder and, when the repository sets one, its core.hooksPath (husky and friends).
     hooks: await hookLines(repo, configFile, config, path.join(commonDir, 'hooks')),
     index,
+    gitFiles,
+    checkout,
   };
+}
+
+/** The git files that change what git reads, as `name digest` lines; a missing file is no line. */
+async function gitFileLines(commonDir: string, gitDir: string): Promise<string[]> {
+  const infoDir = path.join(commonDir, 'info');
+  const infoNames = (await readdir(infoDir).catch(() => [] as string[])).sort().map((name) => path.join('info', name));
+  const names = [...infoNames, 'objects/info/alternates', 'objects/info/http-alternates', 'packed-refs', 'shallow'];
+  const files = names.map((name) => ({ name, file: path.join(commonDir, name) }));
+  // The host checkout's own config.worktree (read when extensions.worktreeConfig is set).
+  files.push({ name: gitDir === commonDir ? 'config.worktree' : `${path.relative(commonDir, gitDir)}/config.worktree`, file: path.join(gitDir, 'config.worktree') });
+  const lines = await Promise.all(files.map(async ({ name, file }) => {
+    const digest = await fileDigest(file);
+    return digest === null ? null : `${name} ${digest}`;
+  }));
+  return lines.filter((line): line is string => line !== null);
+}
+
+/** A file's content digest (a symlink by its target, a folder by its names); null when there is nothing. */
+async function fileDigest(file: string): Promise<string | null> {
+  const info = await lstat(file).catch(() => null);
+  if (info === null) return null;
+  if (info.isSymbolicLink()) return `-> ${await readlink(file).catch(() => '?')}`;
+  if (info.isDirectory()) return `dir ${sha256((await readdir(file).catch(() => [] as string[])).sort().join('\0')).slice(0, 16)}`;
+  return `${(info.mode & 0o777).toString(8)} ${sha256(await readFile(file).catch(() => Buffer.alloc(0))).slice(0, 16)}`;
+}
+
+/**
+ * `XY path stat` lines of `git status` in the host checkout. Ignored paths are listed as
+ * their patterns match them (a new folder that ignores itself with a `.gitignore` of `*`
+ * still shows its files), by name only.
+ */
+async function checkoutLines(repo: string): Promise<string[]> {
+  const { stdout } = await git(repo, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching', '--no-renames']);
+  const fields = stdout.split('\0');
+  const lines: string[] = [];
+  for (let i = 0; i < fields.length; i += 1) {
+    const field = fields[i]!;
+    if (field.length < 4) continue;
+    const status = field.slice(0, 2);
+    const name = field.slice(3);
+    if (status[0] === 'R' || status[0] === 'C') i += 1;
+    if (status === '!!' || name.endsWith('/')) {
+      lines.push(`${status}\0${name}`);
+      continue;
+    }
+    const info = await lstat(path.join(repo, name), { bigint: true }).catch(() => null);
+    const stamp = info === null ? 'missing' : `${info.ino} ${info.size} ${info.mtimeNs} ${info.ctimeNs} ${info.mode.toString(8)}`;
+    lines.push(`${status}\0${name}\0${stamp}`);
+  }
+  return lines;
 }
 
 /**
@@ -65,7 +132,7 @@ async function readHead(headFile: string, refLines: string[]): Promise<string> {
 }
 
 /**
- * The digest of `git ls-files --stage`: what is staged, not the stat cache a `git status`
+ * The digest of `git ls-files --stage -v`: what is staged, not the stat cache a `git status`
  * refreshes. With a state from before the run: when the index file holds the very bytes
  * it held then, the listing is the same (it is a function of those bytes; a split index's
  * shared part is named by its hash) and no git process is needed.
@@ -74,7 +141,8 @@ async function indexDigest(repo: string, indexFile: string, before: HostIndex | 
   const bytes = () => readFile(indexFile).then((data) => sha256(data), () => 'none');
   const fileBefore = await bytes();
   if (before !== undefined && before.file !== null && before.file === fileBefore) return before;
-  const listing = await git(repo, ['ls-files', '--stage', '-z']);
+  // -v: the assume-unchanged and skip-worktree bits too, which hide a file's changes from git.
+  const listing = await git(repo, ['ls-files', '--stage', '-v', '-z']);
   // A file that changed while it was being listed says nothing about the listing: no shortcut next time.
   const fileAfter = await bytes();
   return { staged: sha256(listing.stdout), file: fileAfter === fileBefore ? fileBefore : null };
@@ -125,7 +193,18 @@ export function hostDifferences(before: HostState, after: HostState): string[] {
   }
   differences.push(...listDifferences('hook', before.hooks, after.hooks));
   if (before.index.staged !== after.index.staged) differences.push('the host index (what is staged) changed');
+  differences.push(...listDifferences('git file', before.gitFiles, after.gitFiles));
+  differences.push(...checkoutDifferences(before.checkout, after.checkout));
   return differences;
+}
+
+/** One line per path of the host checkout whose status or stat differs. */
+function checkoutDifferences(before: string[], after: string[]): string[] {
+  const byPath = (lines: string[]) => new Map(lines.map((line) => [line.split('\0')[1]!, line] as const));
+  const had = byPath(before);
+  const has = byPath(after);
+  const paths = new Set([...had.keys(), ...has.keys()]);
+  return [...paths].filter((name) => had.get(name) !== has.get(name)).sort().map((name) => `host checkout file changed: ${name}`);
 }
 
 function listDifferences(what: string, before: string[], after: string[]): string[] {

@@ -11,7 +11,7 @@ import type { Snapshot } from './changes.js';
 export async function diffSnapshot(snapshot: Snapshot): Promise<Buffer> {
   return gitBytes(
     snapshot.worktree.dir,
-    ['diff-index', '--cached', '--patch', '--binary', '--full-index', '--no-ext-diff', '--no-color', snapshot.worktree.baseCommit],
+    ['diff-index', '--cached', '--patch', '--binary', '--full-index', '--no-ext-diff', '--no-textconv', '--no-color', snapshot.worktree.baseCommit],
     { env: snapshot.env },
   );
 }

@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { git, gitArgs, gitCommonDir, hardenedGitEnv } from './git.js';
+import { git, gitCommonDir, gitPaths, gitSync, rememberGitPaths } from './git.js';
 import { trackLeftover } from './leftovers.js';
 import { withWorktreeLock } from './worktree-lock.js';
 
@@ -17,6 +16,12 @@ export interface Worktree {
   baseCommit: string;
   /** The worktree's own index file, as its `.git` file named it when it was made. */
   indexFile?: string;
+  /**
+   * The index git wrote for the checkout of the base, read before anything ran in the
+   * worktree: the base's tree with a stat cache nobody else has touched. The fence starts
+   * from it, never from the worktree's index as the run left it.
+   */
+  baseIndex?: { bytes: Buffer; mtimeMs: number };
 }
 
 const forget = new WeakMap<Worktree, () => void>();
@@ -47,10 +52,27 @@ export async function createWorktree(repo: string, baseCommit: string, label: st
   }
   // Where its index is, read now, before anything runs in it (no `rev-parse --git-path index` later).
   const gitdir = /^gitdir: (.+)$/m.exec(await readFile(path.join(dir, '.git'), 'utf8').catch(() => ''))?.[1];
-  const worktree: Worktree = { repo, dir, baseCommit, ...(gitdir ? { indexFile: path.join(gitdir, 'index') } : {}) };
+  const indexFile = gitdir ? path.join(gitdir, 'index') : undefined;
+  if (gitdir) {
+    const host = await gitPaths(repo);
+    // The worktree shares the host's config: its git calls need no `rev-parse` to find it.
+    rememberGitPaths(dir, { ...host, head: path.join(gitdir, 'HEAD'), index: path.join(gitdir, 'index') });
+  }
+  const baseIndex = indexFile === undefined ? undefined : await readBaseIndex(indexFile);
+  const worktree: Worktree = { repo, dir, baseCommit, ...(indexFile ? { indexFile } : {}), ...(baseIndex ? { baseIndex } : {}) };
   // On a second Ctrl-C: removed, unless the person asked to keep it (then only unlocked, work intact).
   forget.set(worktree, trackLeftover(() => (options.keep ? unlockWorktreeSync(repo, dir) : removeWorktreeSync(repo, dir))));
   return worktree;
+}
+
+async function readBaseIndex(indexFile: string): Promise<Worktree['baseIndex']> {
+  try {
+    const [info, bytes] = await Promise.all([stat(indexFile), readFile(indexFile)]);
+    return { bytes, mtimeMs: info.mtimeMs };
+  } catch {
+    // Then the fence hashes every file of the base instead: slower, just as right.
+    return undefined;
+  }
 }
 
 /** Removes the worktree and its directory, and forgets it in the host repository. */
@@ -76,7 +98,7 @@ export async function releaseWorktree(worktree: Worktree): Promise<void> {
 
 function unlockWorktreeSync(repo: string, dir: string): void {
   try {
-    execFileSync('git', gitArgs(['worktree', 'unlock', dir]), { cwd: repo, env: hardenedGitEnv(), stdio: 'ignore' });
+    gitSync(repo, ['worktree', 'unlock', dir]);
   } catch {
     // Then `corral clean` would take it for a killed run's; nothing more to do on the way out.
   }
@@ -85,13 +107,13 @@ function unlockWorktreeSync(repo: string, dir: string): void {
 /** The same, synchronously, for a process that is about to exit. */
 function removeWorktreeSync(repo: string, dir: string): void {
   try {
-    execFileSync('git', gitArgs(['worktree', 'remove', '--force', '--force', dir]), { cwd: repo, env: hardenedGitEnv(), stdio: 'ignore' });
+    gitSync(repo, ['worktree', 'remove', '--force', '--force', dir]);
   } catch {
     // Still removed below; `git worktree prune` forgets it on the next run.
   }
   rmSync(dir, { recursive: true, force: true });
   try {
-    execFileSync('git', gitArgs(['worktree', 'prune']), { cwd: repo, env: hardenedGitEnv(), stdio: 'ignore' });
+    gitSync(repo, ['worktree', 'prune']);
   } catch {
     // Nothing more to do on the way out.
   }

@@ -1,4 +1,4 @@
-import { symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hostDifferences, recordHostState } from '../../src/workspace/host-integrity.js';
@@ -25,6 +25,7 @@ describe('host repository integrity', () => {
       'git config line new: hooksPath = /tmp/hooks',
       expect.stringMatching(/^hook new: post-merge 755 [0-9a-f]{16}$/),
       'the host index (what is staged) changed',
+      'host checkout file changed: b.txt',
     ]);
   });
 
@@ -38,6 +39,47 @@ describe('host repository integrity', () => {
       expect.stringMatching(/^hook gone: \.husky\/pre-commit 644 /),
       'hook new: post-checkout -> /nowhere/yet',
       expect.stringMatching(/^hook new: \.husky\/pre-commit 644 /),
+      'host checkout file changed: .husky/pre-commit',
     ]);
+  });
+
+  it('sees info/*, alternates, packed-refs, the host index bits and the host checkout, but not the ignored caches changing', async () => {
+    const repo = repoWithFiles({ 'a.txt': 'a\n', 'b.txt': 'b\n', '.gitignore': 'cache/\n*.log\n', 'dirty.txt': 'd\n' }, 'corral-host-');
+    gitIn(repo, ['tag', 'v1']);
+    gitIn(repo, ['pack-refs', '--all']);
+    mkdirSync(path.join(repo, 'cache'));
+    writeFileSync(path.join(repo, 'cache', 'c.bin'), 'c');
+    writeFileSync(path.join(repo, 'app.log'), 'l\n');
+    writeFileSync(path.join(repo, 'dirty.txt'), 'dirty before the run\n');
+    const before = await recordHostState(repo);
+    // Caches and logs the host's own tools keep writing are no change of the repository.
+    writeFileSync(path.join(repo, 'cache', 'c.bin'), 'cc');
+    appendFileSync(path.join(repo, 'app.log'), 'more\n');
+    expect(hostDifferences(before, await recordHostState(repo, before))).toEqual([]);
+
+    appendFileSync(path.join(repo, '.git', 'info', 'exclude'), 'secret-dir/\n');
+    writeFileSync(path.join(repo, '.git', 'info', 'attributes'), '* filter=x\n');
+    writeFileSync(path.join(repo, '.git', 'objects', 'info', 'alternates'), '/tmp/elsewhere/objects\n');
+    writeFileSync(path.join(repo, '.git', 'packed-refs'), '# pack-refs with: peeled fully-peeled sorted \n');
+    gitIn(repo, ['update-index', '--assume-unchanged', 'a.txt']);
+    writeFileSync(path.join(repo, 'a.txt'), 'changed under the bit\n');
+    writeFileSync(path.join(repo, 'dirty.txt'), 'dirty, and changed again\n');
+    mkdirSync(path.join(repo, 'hidden'));
+    writeFileSync(path.join(repo, 'hidden', '.gitignore'), '*\n');
+    writeFileSync(path.join(repo, 'hidden', 'payload'), 'p\n');
+    const differences = hostDifferences(before, await recordHostState(repo, before));
+    expect(differences).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^ref gone: refs\/tags\/v1 /),
+        'the host index (what is staged) changed',
+        expect.stringMatching(/^git file gone: info\/exclude /),
+        expect.stringMatching(/^git file new: info\/attributes /),
+        expect.stringMatching(/^git file new: objects\/info\/alternates /),
+        expect.stringMatching(/^git file new: packed-refs /),
+        'host checkout file changed: dirty.txt',
+        'host checkout file changed: hidden/.gitignore',
+        'host checkout file changed: hidden/payload',
+      ]),
+    );
   });
 });
