@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UsageError } from '../../src/errors.js';
@@ -544,7 +544,7 @@ describe.skipIf(!probe.ok)('secrets in the sandbox', () => {
 
   it('finds no credential file under the home, its own or the user\'s, yet the toolchains on PATH and the read folders work', async () => {
     const places = ['.claude/.credentials.json', '.codex/auth.json', '.config/git/credentials', '.config/gh/hosts.yml', '.cargo/credentials.toml', '.vault-token', '.terraform.d/credentials.tfrc.json', '.m2/settings.xml', '.local/share/keyrings/login.keyring', '.nvm/versions/node/v1/etc/npmrc'];
-    const own = passwdHome();
+    const own = userInfo().homedir;
     const result = await run(
       [
         ...places.map((place) => `cat "$HOME/${place}"`),
@@ -589,6 +589,7 @@ describe.skipIf(!probe.ok)('secrets in the sandbox', () => {
   });
 
   it('masks only the secrets still there: a deleted one is not made again', async () => {
+    expect(sandbox.masked).toContain('config/server.key');
     rmSync(path.join(worktree, 'config', 'server.key'));
     const result = await run('ls config; echo END');
     expect(result.output).toBe('END\n');

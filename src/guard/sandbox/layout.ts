@@ -106,7 +106,10 @@ export function sandboxLayout(options: LayoutOptions): BwrapLayout {
     // object stores come back, read-only, and the private gitdir in the worktree's place.
     const checkout = path.dirname(commonDir!);
     if (path.basename(commonDir!) === '.git' && checkout !== '/' && !within(checkout, '/tmp')) cover(checkout);
-    if (!within(commonDir!, '/tmp')) cover(commonDir!);
+    // Even under /tmp, where it is out of view already: bubblewrap makes the folders that
+    // lead to the object store and gitdir in the run's temp dir, and a `.git` there must
+    // read as what it is, read-only, not take a planted config or hook.
+    cover(commonDir!);
     objectViews.push(...options.privateGitdir!.objectStores.map((store) => ({ source: store, target: store })));
     writable.push({ source: options.privateGitdir!.dir, target: gitdir! });
   }
