@@ -58,8 +58,9 @@ export async function makePrivateGitdir(dir: string, host: HostGit): Promise<{ o
   for (const name of readdirSync(host.gitdir)) {
     if (name === 'index' || name.startsWith('sharedindex.')) copyFileSync(path.join(host.gitdir, name), path.join(dir, name));
   }
-  for (const name of ['shallow', 'info/exclude']) {
-    const file = path.join(host.commonDir, name);
+  // A worktree's sparse patterns are its own; the rest is the repository's.
+  for (const [from, name] of [[host.gitdir, 'info/sparse-checkout'], [host.commonDir, 'shallow'], [host.commonDir, 'info/exclude']] as const) {
+    const file = path.join(from, name);
     if (existsSync(file)) copyFileSync(file, path.join(dir, name));
   }
   const stores = objectStores(path.join(host.commonDir, 'objects'));
