@@ -131,12 +131,12 @@ export function sandboxLayout(options: LayoutOptions): BwrapLayout {
     ...(options.network ? [] : NO_NETWORK_HIDDEN),
     ...HIDDEN_SYSTEM,
     ...SYSTEM_GIT_CONFIG,
-    ...inTrees.dirs,
-    ...inTrees.files,
-  ];
+  ].flatMap((p) => realOrNothing(p));
   const hiddenDirs: string[] = [];
   const hiddenFiles: string[] = [];
-  for (const candidate of unique(candidates.flatMap((p) => realOrNothing(p)))) {
+  // What lies in a visible tree is masked where the commands see it (a tree shown from a
+  // link's target is seen at the link's place), so those paths are taken as they are.
+  for (const candidate of unique([...candidates, ...inTrees.dirs, ...inTrees.files])) {
     // Under /tmp it is out of view already (the sandbox's /tmp is private), as is what
     // lies in a folder hidden before it; a path that holds or sits in a writable bind or
     // the git metadata is the run's own business (then the narrower entries still apply).
