@@ -3,6 +3,16 @@
 // password reaches a tool only when the ticket passes it by name.
 const BASELINE = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ'];
 
+/**
+ * Config every git a tool runs gets, sandboxed or not (git 2.31 and later read it from
+ * the environment): a bare repository planted in the worktree is never found by walking
+ * up from a folder in it (its config could name a program to run), and no fsmonitor runs.
+ */
+export const TOOL_GIT_CONFIG: ReadonlyArray<readonly [string, string]> = [
+  ['safe.bareRepository', 'explicit'],
+  ['core.fsmonitor', 'false'],
+];
+
 export function buildToolEnv(host: NodeJS.ProcessEnv, passThrough: string[], tmpDir: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of BASELINE) {
@@ -20,5 +30,13 @@ export function buildToolEnv(host: NodeJS.ProcessEnv, passThrough: string[], tmp
   env.CI = 'true';
   env.GIT_TERMINAL_PROMPT = '0';
   env.PAGER = 'cat';
+  // After any the ticket passes, so ours come last and win.
+  const given = Number.parseInt(env.GIT_CONFIG_COUNT ?? '0', 10);
+  const first = Number.isSafeInteger(given) && given > 0 ? given : 0;
+  TOOL_GIT_CONFIG.forEach(([key, value], index) => {
+    env[`GIT_CONFIG_KEY_${first + index}`] = key;
+    env[`GIT_CONFIG_VALUE_${first + index}`] = value;
+  });
+  env.GIT_CONFIG_COUNT = String(first + TOOL_GIT_CONFIG.length);
   return env;
 }

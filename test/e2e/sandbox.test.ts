@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, chmodSync, constants, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, appendFileSync, chmodSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +26,8 @@ interface Report {
 type TraceEvent = Record<string, unknown> & { type: string };
 
 const ESCAPE_SCRIPT = readFileSync(path.join(PROJECT_ROOT, 'fixtures/sandbox/escape.sh'), 'utf8');
-const ATTEMPTS = ['write-outside', 'git-hook', 'git-config', 'home', 'network', 'signal', 'corral-environment'];
+const ATTEMPTS = ['write-outside', 'git-hook', 'git-config', 'home', 'network', 'signal', 'corral-environment', 'home-credentials', 'git-config-token'];
+const FAKE_TOKEN = 'CORRAL_FAKE_TOKEN';
 
 const made: string[] = [];
 afterAll(() => {
@@ -123,9 +124,26 @@ describe('the sandbox through the CLI', () => {
   /** A repository with the escape ticket, and the things outside it that the script goes after. */
   function setUp(sandbox: string): Targets {
     const repo = repoWithFiles(ticketFiles(sandbox), 'corral-sandbox-');
+    // What actions/checkout leaves in a repository's config, and a URL with a password.
+    appendFileSync(
+      path.join(repo, '.git', 'config'),
+      `[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic ${FAKE_TOKEN}\n[remote "origin"]\n\turl = https://x-access-token:${FAKE_TOKEN}@example.com/r.git\n`,
+    );
+    // A home with the credentials real ones keep.
+    const home = visibleTemp('corral-home-');
+    for (const [file, content] of Object.entries({
+      '.claude/.credentials.json': `{"accessToken":"${FAKE_TOKEN}"}`,
+      '.config/gh/hosts.yml': `github.com:\n  oauth_token: ${FAKE_TOKEN}\n`,
+      '.cargo/credentials.toml': `[registry]\ntoken = "${FAKE_TOKEN}"\n`,
+      '.gitconfig': `[http]\n\textraheader = AUTHORIZATION: basic ${FAKE_TOKEN}\n`,
+      '.vault-token': FAKE_TOKEN,
+    })) {
+      mkdirSync(path.dirname(path.join(home, file)), { recursive: true });
+      writeFileSync(path.join(home, file), content);
+    }
     const sleeper = spawn('sleep', ['1000'], { stdio: 'ignore' });
     sleepers.push(sleeper);
-    return { repo, outside: visibleTemp('corral-outside-'), home: visibleTemp('corral-home-'), sleeper, config: readFileSync(path.join(repo, '.git', 'config'), 'utf8') };
+    return { repo, outside: visibleTemp('corral-outside-'), home, sleeper, config: readFileSync(path.join(repo, '.git', 'config'), 'utf8') };
   }
 
   /** What the script needs, and no more; every target is one this test made. */
@@ -162,7 +180,7 @@ describe('the sandbox through the CLI', () => {
     expect(report.warnings.filter((w) => w.startsWith('sandbox'))).toEqual([]);
 
     // Once through the agent's Bash call, once through the check: blocked every time.
-    const blocked = ['== run', ...ATTEMPTS.map((a) => `${a} blocked`), 'worktree-write ok'];
+    const blocked = ['== run', ...ATTEMPTS.map((a) => `${a} blocked`), 'toolchains ok', 'worktree-write ok'];
     expect(resultsInPatch(report.patch)).toEqual([...blocked, ...blocked]);
     expect(readFileSync(report.patch, 'utf8')).toContain('+++ b/inside.txt');
 
@@ -187,7 +205,7 @@ describe('the sandbox through the CLI', () => {
     // report (exit 2); the point here is what the script could do.
     expect(['passed', 'fence_violated']).toContain(report.status);
     const [firstRun] = resultsInPatch(report.patch).join('\n').split('== run\n').filter(Boolean);
-    expect(firstRun!.trim().split('\n')).toEqual([...ATTEMPTS.map((a) => `${a} escaped`), 'worktree-write ok']);
+    expect(firstRun!.trim().split('\n')).toEqual([...ATTEMPTS.map((a) => `${a} escaped`), 'toolchains ok', 'worktree-write ok']);
 
     expect(readFileSync(path.join(t.outside, 'escaped.txt'), 'utf8')).toBe('escaped\n');
     expect(readFileSync(path.join(t.outside, 'from-setup.txt'), 'utf8')).toBe('escaped\n');

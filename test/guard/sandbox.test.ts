@@ -1,14 +1,15 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, chmodSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { bwrapArgv, type BwrapLayout } from '../../src/guard/sandbox/bwrap-argv.js';
-import { HIDDEN_IN_HOME, HIDDEN_SYSTEM, NO_NETWORK_HIDDEN, sandboxLayout, within } from '../../src/guard/sandbox/layout.js';
+import { HIDDEN_IN_HOME, HIDDEN_SYSTEM, NO_NETWORK_HIDDEN, passwdHome, sandboxLayout, within } from '../../src/guard/sandbox/layout.js';
 import { findExecutable, probeBubblewrap } from '../../src/guard/sandbox/probe.js';
 import { createSandbox, NO_SANDBOX, type Sandbox } from '../../src/guard/sandbox/sandbox.js';
+import { buildToolEnv } from '../../src/run/tool-env.js';
 import { runCommand, type RunCommandOptions } from '../../src/tools/run-command.js';
 import { PROJECT_ROOT } from '../support/cli.js';
 import { isAlive } from '../tools/helpers.js';
@@ -75,15 +76,18 @@ const LAYOUT: BwrapLayout = {
   bwrap: '/usr/bin/bwrap',
   worktree: '/tmp/corral-t-1/wt',
   tmpDir: '/tmp/corral-tmp-1',
-  readOnly: ['/tmp/corral-t-1/wt/.git', '/srv/repo/.git/worktrees/wt', '/srv/repo/.git'],
-  hiddenDirs: ['/home/u/.ssh'],
-  hiddenFiles: ['/home/u/.npmrc'],
+  covers: [{ target: '/home/u', source: '/tmp/corral-tmp-1/.corral-sandbox-x/home' }, { target: '/srv/repo' }, { target: '/srv/repo/.git' }, { target: '/tmp/.corral-sandbox-x' }],
+  readViews: [{ source: '/home/u/.pyenv', target: '/home/u/.pyenv' }, { source: '/srv/repo/.git/objects', target: '/srv/repo/.git/objects' }],
+  readOnly: ['/tmp/corral-t-1/wt/.git'],
+  writable: [{ source: '/tmp/corral-tmp-1/.corral-sandbox-x/git', target: '/srv/repo/.git/worktrees/wt' }],
+  hiddenDirs: ['/run'],
+  hiddenFiles: ['/home/u/.pyenv/credentials', '/tmp/corral-t-1/wt/.env'],
   network: false,
   disableUserns: true,
 };
 
 describe('bwrapArgv', () => {
-  it('builds every namespace and mount in order: read-only root, private /tmp, the worktree, then git metadata read-only over it', () => {
+  it('builds every namespace and mount in order: each after the folders that hold it, masks last, covers read-only at the end', () => {
     expect(bwrapArgv(LAYOUT, ['bash', '--norc', '-c', 'make test'], '/tmp/corral-t-1/wt')).toEqual([
       '/usr/bin/bwrap',
       '--unshare-user',
@@ -97,14 +101,29 @@ describe('bwrapArgv', () => {
       '--ro-bind', '/', '/',
       '--dev', '/dev',
       '--proc', '/proc',
+      // Depth 1: the private /tmp; depth 2: the home (the private one in its place), the
+      // host checkout, the private dir's place in /tmp, the temp dir at its own path.
       '--bind', '/tmp/corral-tmp-1', '/tmp',
+      '--bind', '/tmp/corral-tmp-1/.corral-sandbox-x/home', '/home/u',
+      '--tmpfs', '/srv/repo',
+      '--tmpfs', '/tmp/.corral-sandbox-x',
       '--bind', '/tmp/corral-tmp-1', '/tmp/corral-tmp-1',
+      // Depth 3: the host .git, the worktree, a toolchain under the home.
+      '--tmpfs', '/srv/repo/.git',
       '--bind', '/tmp/corral-t-1/wt', '/tmp/corral-t-1/wt',
+      '--ro-bind', '/home/u/.pyenv', '/home/u/.pyenv',
+      // Depth 4: back into the covered host .git, the object store; the worktree's .git
+      // file read-only over the writable worktree; the private gitdir.
+      '--ro-bind', '/srv/repo/.git/objects', '/srv/repo/.git/objects',
       '--ro-bind', '/tmp/corral-t-1/wt/.git', '/tmp/corral-t-1/wt/.git',
-      '--ro-bind', '/srv/repo/.git/worktrees/wt', '/srv/repo/.git/worktrees/wt',
-      '--ro-bind', '/srv/repo/.git', '/srv/repo/.git',
-      '--tmpfs', '/home/u/.ssh', '--remount-ro', '/home/u/.ssh',
-      '--dev-bind', '/dev/null', '/home/u/.npmrc',
+      '--bind', '/tmp/corral-tmp-1/.corral-sandbox-x/git', '/srv/repo/.git/worktrees/wt',
+      '--tmpfs', '/run', '--remount-ro', '/run',
+      '--dev-bind', '/dev/null', '/home/u/.pyenv/credentials',
+      '--dev-bind', '/dev/null', '/tmp/corral-t-1/wt/.env',
+      '--remount-ro', '/home/u',
+      '--remount-ro', '/srv/repo',
+      '--remount-ro', '/srv/repo/.git',
+      '--remount-ro', '/tmp/.corral-sandbox-x',
       '--chdir', '/tmp/corral-t-1/wt',
       '--',
       'bash', '--norc', '-c', 'make test',
@@ -120,8 +139,9 @@ describe('bwrapArgv', () => {
   });
 
   it('a temp dir that is /tmp itself is bound once', () => {
-    const argv = bwrapArgv({ ...LAYOUT, tmpDir: '/tmp' }, ['true'], '/');
-    expect(argv.join(' ')).toContain('--bind /tmp /tmp --bind /tmp/corral-t-1/wt');
+    const argv = bwrapArgv({ ...LAYOUT, tmpDir: '/tmp' }, ['true'], '/').join(' ');
+    expect(argv.match(/--bind \/tmp \/tmp /g)).toHaveLength(1);
+    expect(argv).not.toContain('/tmp/corral-tmp-1 ');
   });
 });
 
@@ -135,20 +155,19 @@ describe('sandboxLayout', () => {
     expect(layout.readOnly).toEqual([path.join(worktree, '.git'), path.join(repo, '.git', 'worktrees', 'wt'), path.join(repo, '.git')]);
   });
 
-  it('hides credentials of the home, and /run without network', () => {
+  it('hides the whole home (the given one and the passwd one), and /run without network', () => {
     const home = visibleTemp('corral-sbx-home-');
     mkdirSync(path.join(home, '.ssh'));
     writeFileSync(path.join(home, '.ssh', 'id_ed25519'), 'key\n');
     writeFileSync(path.join(home, '.npmrc'), '//registry/:_authToken=t\n');
     const worktree = hiddenTemp();
     const layout = sandboxLayout({ bwrap: 'b', disableUserns: true, worktree, tmpDir: hiddenTemp(), network: false, homes: [home] });
-    if (within(home, '/tmp')) {
-      // No /var/tmp here: a home under /tmp is out of view already, so nothing is bound over it.
-      expect(layout.hiddenDirs.some((dir) => within(dir, home))).toBe(false);
-    } else {
-      expect(layout.hiddenDirs).toContain(path.join(home, '.ssh'));
-      expect(layout.hiddenFiles).toContain(path.join(home, '.npmrc'));
-    }
+    const covered = layout.covers.map((c) => c.target);
+    if (!within(home, '/tmp')) expect(covered).toContain(home);
+    const own = passwdHome();
+    if (own && own !== '/' && existsSync(own) && !within(realpathSync(own), '/tmp')) expect(covered).toContain(realpathSync(own));
+    // Covered whole: nothing inside needs hiding by name.
+    expect([...layout.hiddenDirs, ...layout.hiddenFiles].filter((p) => within(p, home))).toEqual([]);
     if (existsSync('/run')) {
       expect(layout.hiddenDirs).toContain(realpathSync('/run'));
       // Everything under /run is covered by hiding /run itself.
@@ -313,26 +332,33 @@ describe.skipIf(!probe.ok)('a command in the sandbox', () => {
     expect(existsSync('/tmp/a.txt') && readFileSync('/tmp/a.txt', 'utf8') === 'a\n').toBe(false);
   });
 
-  it('keeps git metadata read-only: the worktree .git file, its gitdir and the common dir; git still reads', async () => {
+  it('keeps the host git metadata out of reach: the worktree .git file read-only, the host .git neither writable nor readable but its objects; git works on a private copy', async () => {
     const gitdir = path.join(repo, '.git', 'worktrees', 'wt');
     const config = readFileSync(path.join(repo, '.git', 'config'), 'utf8');
     const dotGit = readFileSync(path.join(worktree, '.git'), 'utf8');
+    const head = readFileSync(path.join(gitdir, 'HEAD'), 'utf8');
     const result = await run(
       [
+        `grep repositoryformatversion ${repo}/.git/config && echo READ-HOST-CONFIG`,
         'echo "gitdir: /nowhere" > .git',
         `echo "[alias] x = !true" >> ${repo}/.git/config`,
         `echo x > ${repo}/.git/hooks/post-checkout`,
-        `echo x > ${gitdir}/HEAD`,
+        `ls ${repo}/.git/objects >/dev/null && echo OBJECTS-VISIBLE`,
         'git status --porcelain && echo STATUS-OK',
         'echo new > new.txt && git add new.txt && echo ADDED',
       ].join('; '),
     );
-    expect(result.output.match(/Read-only file system/g)?.length).toBeGreaterThanOrEqual(4);
+    expect(result.output).toMatch(/\.git: Read-only file system/);
     expect(result.output).toContain('STATUS-OK');
-    expect(result.output).not.toContain('ADDED');
+    expect(result.output).toContain('OBJECTS-VISIBLE');
+    expect(result.output).not.toContain('READ-HOST-CONFIG');
+    expect(result.output).toContain('ADDED');
     expect(readFileSync(path.join(repo, '.git', 'config'), 'utf8')).toBe(config);
     expect(readFileSync(path.join(worktree, '.git'), 'utf8')).toBe(dotGit);
+    expect(readFileSync(path.join(gitdir, 'HEAD'), 'utf8')).toBe(head);
     expect(existsSync(path.join(repo, '.git', 'hooks', 'post-checkout'))).toBe(false);
+    // The harness's git still sees the worktree as it was made: nothing staged.
+    expect(git(worktree, ['status', '--porcelain'])).toContain('?? new.txt');
   });
 
   it('has no network unless the ticket allows it', async () => {
@@ -368,9 +394,11 @@ describe.skipIf(!probe.ok)('a command in the sandbox', () => {
     expect(new Set(names)).toEqual(new Set(['PATH', 'CORRAL_PROBE', 'PWD', 'SHLVL', '_']));
   });
 
-  it('does not see the credentials in its home', async () => {
+  it('does not see the credentials in its home, and cannot write there', async () => {
     const result = await run('cat "$HOME/.npmrc"; ls -A "$HOME/.ssh"; echo x > "$HOME/.npmrc"; echo END');
-    expect(result.output).toBe('END\n');
+    expect(result.output).not.toContain('secret-token');
+    expect(result.output).not.toContain('id_ed25519');
+    expect(result.output).toContain('END\n');
     expect(readFileSync(path.join(home, '.npmrc'), 'utf8')).toBe('//registry/:_authToken=secret-token\n');
   });
 
@@ -433,5 +461,189 @@ describe.skipIf(!probe.ok)('a command in the sandbox', () => {
       parent.kill('SIGKILL');
     }
     await vi.waitFor(() => expect(sleepsOf(token)).toEqual([]), { timeout: 10_000 });
+  });
+});
+
+describe.skipIf(!probe.ok)('secrets in the sandbox', () => {
+  const TOKEN = `tok-${Math.random().toString(36).slice(2)}`;
+  let repo: string;
+  let worktree: string;
+  let tmp: string;
+  let home: string;
+  let searchPath: string;
+  let sandbox: Sandbox;
+  let hostGitBefore: Map<string, string>;
+
+  /** Every file of the host repository's .git and its content, to compare after. */
+  function snapshot(dir: string): Map<string, string> {
+    const files = new Map<string, string>();
+    const walk = (d: string): void => {
+      for (const entry of readdirSync(d, { withFileTypes: true })) {
+        const full = path.join(d, entry.name);
+        if (entry.isDirectory()) walk(full);
+        else files.set(path.relative(dir, full), readFileSync(full, 'base64'));
+      }
+    };
+    walk(dir);
+    return files;
+  }
+
+  function put(file: string, content: string, mode = 0o644): void {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, content, { mode });
+  }
+
+  beforeAll(async () => {
+    // A home full of the credentials real machines keep, and toolchains on PATH in it.
+    home = visibleTemp('corral-sbx-home-');
+    put(path.join(home, '.claude', '.credentials.json'), `{"token":"${TOKEN}"}`);
+    put(path.join(home, '.codex', 'auth.json'), `{"token":"${TOKEN}"}`);
+    put(path.join(home, '.gitconfig'), `[user]\n\tname = Home User\n\temail = home@example.com\n[credential]\n\thelper = store\n[http]\n\textraheader = AUTHORIZATION: basic ${TOKEN}\n`);
+    put(path.join(home, '.config', 'git', 'credentials'), `https://u:${TOKEN}@example.com\n`);
+    put(path.join(home, '.config', 'gh', 'hosts.yml'), `github.com:\n  oauth_token: ${TOKEN}\n`);
+    put(path.join(home, '.cargo', 'credentials.toml'), `[registry]\ntoken = "${TOKEN}"\n`);
+    put(path.join(home, '.cargo', 'bin', 'corral-cargo-tool'), '#!/bin/sh\necho cargo-tool-ran\n', 0o755);
+    put(path.join(home, '.vault-token'), TOKEN);
+    put(path.join(home, '.terraform.d', 'credentials.tfrc.json'), `{"token":"${TOKEN}"}`);
+    put(path.join(home, '.m2', 'settings.xml'), `<password>${TOKEN}</password>`);
+    put(path.join(home, '.local', 'bin', 'corral-local-tool'), '#!/bin/sh\necho local-tool-ran\n', 0o755);
+    put(path.join(home, '.local', 'share', 'keyrings', 'login.keyring'), TOKEN);
+    put(path.join(home, '.nvm', 'versions', 'node', 'v1', 'bin', 'corral-node-tool'), '#!/bin/sh\necho node-tool-ran\n', 0o755);
+    put(path.join(home, '.nvm', 'versions', 'node', 'v1', 'etc', 'npmrc'), `//registry/:_authToken=${TOKEN}\n`);
+    put(path.join(home, '.cache', 'ms-playwright', 'chromium', 'VERSION'), 'browser-visible\n');
+    searchPath = [path.join(home, '.local', 'bin'), path.join(home, '.cargo', 'bin'), path.join(home, '.nvm', 'versions', 'node', 'v1', 'bin'), process.env.PATH ?? '/usr/bin:/bin'].join(':');
+
+    // A host repository where the sandbox could see it, with the credentials actions/checkout leaves.
+    repo = visibleTemp('corral-sbx-host-');
+    ({ worktree } = repoAndWorktree(repo));
+    git(repo, ['config', 'http.https://github.com/.extraheader', `AUTHORIZATION: basic ${TOKEN}`]);
+    git(repo, ['remote', 'add', 'origin', `https://x-access-token:${TOKEN}@example.com/r.git`]);
+    git(repo, ['config', 'core.fsmonitor', 'echo owned']);
+    git(repo, ['config', 'filter.lfs.smudge', 'echo owned']);
+    writeFileSync(path.join(repo, '.env'), `HOST_CHECKOUT=${TOKEN}\n`);
+    // What setup left in the worktree: secrets, one of them exposed by name.
+    writeFileSync(path.join(worktree, '.env'), `API_KEY=${TOKEN}\n`);
+    writeFileSync(path.join(worktree, '.env.test'), 'TEST_ONLY=visible\n');
+    writeFileSync(path.join(worktree, '.env.example'), 'API_KEY=\n');
+    put(path.join(worktree, 'config', 'server.key'), `key ${TOKEN}\n`);
+    put(path.join(worktree, 'node_modules', 'pkg', 'test.pem'), 'fixture\n');
+    tmp = tempIn(visibleTemp('corral-sbx-run-'), 'tmp-');
+    sandbox = await createSandbox({ mode: 'bwrap', worktree, tmpDir: tmp, network: false, home, searchPath, readPaths: ['~/.cache/ms-playwright'], expose: ['.env.test'] });
+    hostGitBefore = snapshot(path.join(repo, '.git'));
+  });
+
+  function run(command: string) {
+    return runCommand({ command, cwd: worktree, env: { PATH: searchPath, HOME: home, TMPDIR: tmp }, timeoutMs: 30_000, outputCap: 100_000, sandbox });
+  }
+
+  it('setup sees the worktree secrets: nothing is masked before the agent phase', async () => {
+    expect(sandbox.masked).toEqual([]);
+    const result = await run('cat .env');
+    expect(result.output).toBe(`API_KEY=${TOKEN}\n`);
+  });
+
+  it('finds no credential file under the home, its own or the user\'s, yet the toolchains on PATH and the read folders work', async () => {
+    const places = ['.claude/.credentials.json', '.codex/auth.json', '.config/git/credentials', '.config/gh/hosts.yml', '.cargo/credentials.toml', '.vault-token', '.terraform.d/credentials.tfrc.json', '.m2/settings.xml', '.local/share/keyrings/login.keyring', '.nvm/versions/node/v1/etc/npmrc'];
+    const own = userInfo().homedir;
+    const result = await run(
+      [
+        ...places.map((place) => `cat "$HOME/${place}"`),
+        `grep -rs ${TOKEN} "$HOME" && echo FOUND-IN-HOME`,
+        ...(own && own !== '/' ? [`ls -A ${own}`] : []),
+        'corral-local-tool',
+        'corral-cargo-tool',
+        'corral-node-tool',
+        'cat "$HOME/.cache/ms-playwright/chromium/VERSION"',
+      ].join('; '),
+    );
+    expect(result.output).not.toContain(TOKEN);
+    expect(result.output).not.toContain('FOUND-IN-HOME');
+    expect(result.output).toContain('local-tool-ran\ncargo-tool-ran\nnode-tool-ran\nbrowser-visible\n');
+    // The user's identity, so `git commit` works; nothing else of the user's git config.
+    expect((await run('git config --global --list')).output).toBe('user.name=Home User\nuser.email=home@example.com\n');
+    if (own && own !== '/' && realpathSync(own) !== home) {
+      const listed = result.output.split('\n');
+      for (const credential of ['.claude', '.codex', '.npmrc', '.gitconfig', '.m2', '.config', '.ssh', '.aws']) expect(listed).not.toContain(credential);
+    }
+  });
+
+  it('runs python3 -c and node -e', async () => {
+    const result = await run(`python3 -c 'print(6 * 7)' && node -e 'console.log(6 * 9)'`);
+    expect(result).toMatchObject({ exitCode: 0, output: '42\n54\n' });
+  });
+
+  it('shows no credential of the host repository config, and runs none of its programs', async () => {
+    const result = await run(`git config --list --show-origin; git remote -v; cat ${repo}/.git/config; cat ${repo}/.env; git status --short >/dev/null; echo END`);
+    expect(result.output).not.toContain(TOKEN);
+    expect(result.output).not.toMatch(/extraheader|fsmonitor|filter\.lfs|owned/);
+    expect(result.output).toContain('origin\thttps://example.com/r.git (fetch)');
+    expect(result.output).toContain('END');
+  });
+
+  it('masks the worktree secrets once the agent phase starts, except those exposed by name', async () => {
+    expect(sandbox.maskSecrets()).toEqual({ masked: ['.env', 'config/server.key'], exposed: ['.env.test'] });
+    expect([sandbox.masked, sandbox.exposed]).toEqual([['.env', 'config/server.key'], ['.env.test']]);
+    const result = await run('cat .env config/server.key .env.test .env.example node_modules/pkg/test.pem; echo x > .env; grep -rs ' + TOKEN + ' . ; echo END');
+    expect(result.output).toBe('TEST_ONLY=visible\nAPI_KEY=\nfixture\nEND\n');
+    expect(readFileSync(path.join(worktree, '.env'), 'utf8')).toBe(`API_KEY=${TOKEN}\n`);
+  });
+
+  it('masks only the secrets still there: a deleted one is not made again', async () => {
+    expect(sandbox.masked).toContain('config/server.key');
+    rmSync(path.join(worktree, 'config', 'server.key'));
+    const result = await run('ls config; echo END');
+    expect(result.output).toBe('END\n');
+    expect(existsSync(path.join(worktree, 'config', 'server.key'))).toBe(false);
+  });
+
+  it("runs the agent's everyday git on a private copy: the host repository and the harness's view stay as they were", async () => {
+    const base = git(worktree, ['rev-parse', 'HEAD']).trim();
+    const result = await run(
+      [
+        'set -e',
+        'echo change >> a.txt && echo new > b.txt',
+        'git add b.txt a.txt && git commit -qm "agent commit"',
+        'echo more >> a.txt && git stash -q && git stash list',
+        'git log --format=%s',
+        'echo again >> a.txt && git diff --stat && git checkout -- a.txt && git restore a.txt && git status --short',
+      ].join('\n'),
+    );
+    expect(result.exitCode, result.output).toBe(0);
+    expect(result.output).toContain('stash@{0}');
+    expect(result.output).toContain('agent commit\nbase\n');
+    expect(result.output).toContain('a.txt | 1 +');
+    // Host HEAD, refs, index, objects, config: byte for byte.
+    expect(snapshot(path.join(repo, '.git'))).toEqual(hostGitBefore);
+    expect(git(worktree, ['rev-parse', 'HEAD']).trim()).toBe(base);
+    expect(git(worktree, ['log', '--format=%s'])).toBe('base\n');
+    expect(git(worktree, ['status', '--porcelain', '--untracked-files=no'])).toBe(' M a.txt\n');
+  });
+
+  it('refuses read folders that are, hold or lie in credential places, and expose names outside the worktree', async () => {
+    for (const readPaths of [['~/.ssh'], ['~/.config'], ['~'], ['~/.aws/cli'], ['relative/dir'], [path.dirname(home)]]) {
+      await expect(createSandbox({ mode: 'bwrap', worktree, tmpDir: tmp, network: false, home, readPaths }), readPaths[0]).rejects.toBeInstanceOf(UsageError);
+    }
+    await expect(createSandbox({ mode: 'bwrap', worktree, tmpDir: tmp, network: false, home, readPaths: ['~/.config'] })).rejects.toThrow(/sandbox: read: ~\/\.config holds ~\/\.config\/gcloud/);
+    await expect(createSandbox({ mode: 'bwrap', worktree, tmpDir: tmp, network: false, home, expose: ['../x'] })).rejects.toThrow(/sandbox: expose: "\.\.\/x" is not a path inside the worktree/);
+  });
+});
+
+describe('the tools\' git', () => {
+  it('finds no bare repository planted in the worktree and runs no fsmonitor, sandbox or not', async () => {
+    const dir = hiddenTemp('corral-plant-');
+    const planted = path.join(dir, 'src', 'x');
+    const marker = path.join(dir, 'marker');
+    git(dir, ['init', '-q']);
+    git(dir, ['init', '-q', '--bare', planted]);
+    writeFileSync(path.join(planted, 'hook'), `#!/bin/sh\necho ran > ${marker}\n`, { mode: 0o755 });
+    git(planted, ['config', 'core.fsmonitor', path.join(planted, 'hook')]);
+    git(planted, ['config', 'core.bare', 'false']);
+    git(planted, ['config', 'core.worktree', path.join(dir, 'src')]);
+    const env = buildToolEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'user.name', GIT_CONFIG_VALUE_0: 'Ticket' }, ['GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0'], dir);
+    expect(env).toMatchObject({ GIT_CONFIG_COUNT: '3', GIT_CONFIG_KEY_0: 'user.name', GIT_CONFIG_KEY_1: 'safe.bareRepository', GIT_CONFIG_VALUE_1: 'explicit', GIT_CONFIG_KEY_2: 'core.fsmonitor', GIT_CONFIG_VALUE_2: 'false' });
+    const result = await runCommand({ command: 'git -C src/x status; git config user.name', cwd: dir, env, timeoutMs: 20_000, outputCap: 10_000 });
+    expect(result.output).toContain("cannot use bare repository");
+    expect(result.output).toContain('Ticket\n');
+    expect(existsSync(marker)).toBe(false);
   });
 });

@@ -2,12 +2,16 @@ import { realpathSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { gitMetadataOf } from '../paths/git-metadata.js';
-import type { BwrapLayout } from './bwrap-argv.js';
+import type { Bind, BwrapLayout } from './bwrap-argv.js';
+import { credentialsInTrees, toolchainTrees, type VisibleTree } from './home-view.js';
+import { within } from './paths.js';
+
+export { within } from './paths.js';
 
 /**
- * Credentials in a home directory, hidden from sandboxed commands: reads are not confined
- * by the sandbox, so what a command must never read is taken out of its view. The same
- * places the guard's secret patterns name (paths/protected.ts).
+ * Credentials in a home directory that cannot be hidden whole (a home of `/`): reads are
+ * not confined by the sandbox, so what a command must never read is taken out of its
+ * view. Every other home is out of view entirely (home-view.ts).
  */
 export const HIDDEN_IN_HOME = [
   '.ssh',
@@ -44,54 +48,137 @@ export const HIDDEN_SYSTEM = [
   '/run/snapd-snap.socket',
 ];
 
+/**
+ * The machine's git config files, where a credential helper or token may be set for
+ * every user: inside, the agent's git reads only the run's own config files.
+ */
+export const SYSTEM_GIT_CONFIG = ['/etc/gitconfig', '/usr/local/etc/gitconfig', '/opt/homebrew/etc/gitconfig'];
+
 export interface LayoutOptions {
   bwrap: string;
   disableUserns: boolean;
   worktree: string;
   tmpDir: string;
   network: boolean;
-  /** Home directories whose credentials are hidden (the commands' HOME; the user's own is always added). */
+  /** Home directories hidden whole (the commands' HOME first; the user's own is always added). */
   homes?: string[];
+  /** Shown in place of the first home, read-only: the run's private home. Without it, that home is an empty folder. */
+  privateHome?: string;
+  /** The run's private gitdir, shown writable in place of the worktree's, and the object stores it reads. */
+  privateGitdir?: { dir: string; objectStores: string[] };
+  /** The folder in the temp dir that holds the private home and gitdir: out of view inside, so no command can replace them. */
+  privateDir?: string;
+  /** PATH as the commands get it: its folders under a hidden one stay visible, read-only. */
+  searchPath?: string;
+  /** More folders to show read-only (`sandbox.read`, absolute, checked by checkReadPaths). */
+  readPaths?: string[];
   /** Files inside the worktree that stay read-only all the same: the scripts hooks run, trusted and unsandboxed. */
   protectedFiles?: string[];
 }
 
-/** Reads the file system once per run: real paths, the worktree's git metadata, what exists to hide. */
+/** Reads the file system once per run: real paths, the worktree's git metadata, what exists to hide and to show. */
 export function sandboxLayout(options: LayoutOptions): BwrapLayout {
   const worktree = realpathSync(options.worktree);
   const tmpDir = realpathSync(options.tmpDir);
-  const readOnly = unique([...gitMetadataOf(worktree).dirs, ...(options.protectedFiles ?? [])].filter(exists));
-  const keep = [worktree, tmpDir, ...readOnly];
-  const homes = unique([...(options.homes ?? []), passwdHome()].filter((home): home is string => !!home && path.isAbsolute(home)));
+  const git = gitMetadataOf(worktree).dirs;
+  const [dotGit, gitdir, commonDir] = git;
+  const linked = options.privateGitdir !== undefined && gitdir !== undefined && commonDir !== undefined;
+  const readOnly = unique([...(linked ? [dotGit!] : git), ...(options.protectedFiles ?? [])].filter(exists));
+
+  const covers: BwrapLayout['covers'] = [];
+  const cover = (target: string, source?: string): void => {
+    if (!covers.some((c) => c.target === target)) covers.push(source === undefined ? { target } : { target, source });
+  };
+  const [commandsHome, ...otherHomes] = (options.homes ?? []).filter((home) => path.isAbsolute(home));
+  const homes = unique([...(commandsHome ? [commandsHome] : []), ...otherHomes, ...(passwdHome() ? [passwdHome()!] : [])]).flatMap((home) => realDirOrNothing(home));
+  const uncoverable: string[] = [];
+  for (const home of homes) {
+    // `/` cannot be covered; its credentials are hidden by name instead.
+    if (home === '/') uncoverable.push(home);
+    else if (options.privateHome !== undefined && commandsHome !== undefined && realDirOrNothing(commandsHome)[0] === home) cover(home, options.privateHome);
+    // Under /tmp a home is out of view already: the sandbox's /tmp is the run's own.
+    else if (!within(home, '/tmp')) cover(home);
+  }
+  const writable: Bind[] = [];
+  const objectViews: VisibleTree[] = [];
+  if (linked) {
+    // The host's `.git` and its checkout (where an untracked `.env` lives) go; only the
+    // object stores come back, read-only, and the private gitdir in the worktree's place.
+    const checkout = path.dirname(commonDir!);
+    if (path.basename(commonDir!) === '.git' && checkout !== '/' && !within(checkout, '/tmp')) cover(checkout);
+    // Even under /tmp, where it is out of view already: bubblewrap makes the folders that
+    // lead to the object store and gitdir in the run's temp dir, and a `.git` there must
+    // read as what it is, read-only, not take a planted config or hook.
+    cover(commonDir!);
+    objectViews.push(...options.privateGitdir!.objectStores.map((store) => ({ source: store, target: store })));
+    writable.push({ source: options.privateGitdir!.dir, target: gitdir! });
+  }
+  if (options.privateDir !== undefined) {
+    const privateDir = realpathSync(options.privateDir);
+    cover(privateDir);
+    if (within(privateDir, tmpDir)) cover(path.join('/tmp', path.relative(tmpDir, privateDir)));
+  }
+
+  const hidden = covers.map((c) => c.target).filter((target) => !within(target, '/tmp'));
+  const trees = dropNested([
+    ...toolchainTrees(options.searchPath ?? '', hidden),
+    ...(options.readPaths ?? []).flatMap((folder) => realDirOrNothing(folder).map((real) => ({ source: real, target: real }))),
+  ]);
+  const keep = [worktree, tmpDir, ...readOnly, ...writable.map((w) => w.target)];
+  const inTrees = credentialsInTrees(trees, homes);
   const candidates = [
-    ...homes.flatMap((home) => HIDDEN_IN_HOME.map((name) => path.join(home, name))),
+    ...uncoverable.flatMap((home) => HIDDEN_IN_HOME.map((name) => path.join(home, name))),
     ...(options.network ? [] : NO_NETWORK_HIDDEN),
     ...HIDDEN_SYSTEM,
-  ];
+    ...SYSTEM_GIT_CONFIG,
+  ].flatMap((p) => realOrNothing(p));
   const hiddenDirs: string[] = [];
   const hiddenFiles: string[] = [];
-  for (const candidate of unique(candidates.flatMap((p) => realOrNothing(p)))) {
+  // What lies in a visible tree is masked where the commands see it (a tree shown from a
+  // link's target is seen at the link's place), so those paths are taken as they are.
+  for (const candidate of unique([...candidates, ...inTrees.dirs, ...inTrees.files])) {
     // Under /tmp it is out of view already (the sandbox's /tmp is private), as is what
     // lies in a folder hidden before it; a path that holds or sits in a writable bind or
     // the git metadata is the run's own business (then the narrower entries still apply).
     if (within(candidate, '/tmp') || hiddenDirs.some((dir) => within(candidate, dir))) continue;
     if (keep.some((k) => within(candidate, k) || within(k, candidate))) continue;
+    // Under a cover and in no visible tree: out of view already.
+    if (hidden.some((h) => within(candidate, h)) && !trees.some((t) => within(candidate, t.target))) continue;
     (statSync(candidate).isDirectory() ? hiddenDirs : hiddenFiles).push(candidate);
   }
-  return { bwrap: options.bwrap, worktree, tmpDir, readOnly, hiddenDirs, hiddenFiles, network: options.network, disableUserns: options.disableUserns };
+  return {
+    bwrap: options.bwrap,
+    worktree,
+    tmpDir,
+    covers,
+    readViews: [...trees, ...objectViews],
+    readOnly,
+    writable,
+    hiddenDirs,
+    hiddenFiles,
+    network: options.network,
+    disableUserns: options.disableUserns,
+  };
 }
 
-/** `inner` is `outer` or lies below it. */
-export function within(inner: string, outer: string): boolean {
-  return inner === outer || inner.startsWith(outer.endsWith('/') ? outer : `${outer}/`);
-}
-
-function passwdHome(): string | undefined {
+/** The user's home from the password database: hidden even when $HOME says otherwise. */
+export function passwdHome(): string | undefined {
   try {
-    return userInfo().homedir;
+    const home = userInfo().homedir;
+    return home && path.isAbsolute(home) ? home : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** Trees without those another one already shows. */
+function dropNested(trees: VisibleTree[]): VisibleTree[] {
+  const plain = trees.filter((t) => t.source === t.target);
+  return trees.filter(
+    (tree, index) =>
+      trees.findIndex((other) => other.target === tree.target) === index &&
+      !(tree.source === tree.target && plain.some((other) => other.target !== tree.target && within(tree.target, other.target))),
+  );
 }
 
 function exists(p: string): boolean {
@@ -109,6 +196,16 @@ function realOrNothing(p: string): string[] {
   } catch {
     return [];
   }
+}
+
+function realDirOrNothing(p: string): string[] {
+  return realOrNothing(p).filter((real) => {
+    try {
+      return statSync(real).isDirectory();
+    } catch {
+      return false;
+    }
+  });
 }
 
 function unique(paths: string[]): string[] {

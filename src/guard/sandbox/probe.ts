@@ -42,7 +42,7 @@ async function runProbe(bwrap: string): Promise<BubblewrapProbe> {
     const worktree = path.join(scratch, 'worktree');
     const tmpDir = path.join(scratch, 'tmp');
     for (const dir of [worktree, tmpDir]) mkdirSync(dir);
-    const layout = { bwrap, worktree, tmpDir, readOnly: [], hiddenDirs: [], hiddenFiles: [], network: false, disableUserns };
+    const layout = { bwrap, worktree, tmpDir, covers: [], readViews: [], readOnly: [], writable: [], hiddenDirs: [], hiddenFiles: [], network: false, disableUserns };
     const [file, ...args] = bwrapArgv(layout, ['true'], worktree);
     const result = await runProgram(file!, args, { timeoutMs: PROBE_TIMEOUT_MS, env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
     if (result.exitCode === 0) return { ok: true, bwrap, disableUserns };

@@ -1,9 +1,16 @@
+import { mkdtempSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { UsageError } from '../../errors.js';
 import type { SandboxMode } from '../../ticket/types.js';
 import type { CommandSandbox } from '../../tools/run-command.js';
+import { gitMetadataOf } from '../paths/git-metadata.js';
 import { bwrapArgv } from './bwrap-argv.js';
-import { sandboxLayout } from './layout.js';
+import { checkReadPaths } from './home-view.js';
+import { passwdHome, sandboxLayout } from './layout.js';
+import { makePrivateGitdir } from './private-git.js';
+import { makePrivateHome } from './private-home.js';
 import { probeBubblewrap } from './probe.js';
+import { checkExposed, findWorktreeSecrets, type WorktreeSecrets } from './worktree-secrets.js';
 
 // The operating system as the boundary behind the guard: every Bash call, check and
 // setup command of a run goes through one Sandbox, built once when the worktree exists.
@@ -15,25 +22,41 @@ export interface Sandbox extends CommandSandbox {
   network: boolean;
   /** One line for the summary and the trace when `auto` found no working bubblewrap. */
   warning?: string;
+  /**
+   * The agent phase starts: from now on every command sees the worktree's secret files
+   * (those there now) as empty, except the ones `expose` names. Call it once setup is
+   * done, before the agent's first command. Without bubblewrap it masks nothing.
+   */
+  maskSecrets(): WorktreeSecrets;
+  /** Worktree-relative paths masked since `maskSecrets` (empty before, and without bubblewrap). */
+  readonly masked: readonly string[];
+  /** Worktree-relative secret files left visible because `expose` names them. */
+  readonly exposed: readonly string[];
 }
 
+const NOTHING_MASKED: WorktreeSecrets = Object.freeze({ masked: [], exposed: [] }) as WorktreeSecrets;
+
 /** Commands run as they are. */
-export const NO_SANDBOX: Sandbox = { kind: 'none', network: true, wrap: (argv) => argv };
+export const NO_SANDBOX: Sandbox = { kind: 'none', network: true, wrap: (argv) => argv, maskSecrets: () => NOTHING_MASKED, masked: [], exposed: [] };
 
 export interface SandboxOptions {
   mode: SandboxMode;
   /** The run's worktree: the one tree commands may write. */
   worktree: string;
-  /** The run's private temp dir ($TMPDIR): writable, and the sandbox's /tmp. */
+  /** The run's private temp dir ($TMPDIR): writable, the sandbox's /tmp, and where the private home and gitdir are made. */
   tmpDir: string;
   /** The ticket's `network: true`. */
   network: boolean;
-  /** The HOME commands see, whose credential files are hidden (the user's own always is). */
+  /** The HOME commands see: the real one is hidden and a private, empty one shown there (the user's own is hidden too). */
   home?: string;
-  /** Where to look for bwrap, as in PATH; default corral's own PATH. */
+  /** Where to look for bwrap, as in PATH; default corral's own PATH. Its folders under the home stay visible. */
   searchPath?: string;
   /** Files in the worktree no command may change (hook scripts). */
   protectedFiles?: string[];
+  /** More folders shown read-only (`sandbox.read`): absolute or under `~`; a credential folder is a usage error. */
+  readPaths?: string[];
+  /** Worktree-relative secret files the agent's commands may read all the same (`sandbox.expose`). */
+  expose?: string[];
 }
 
 /**
@@ -59,15 +82,59 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     if (options.mode === 'bwrap') throw new UsageError(`sandbox: bwrap: bubblewrap does not work on this machine: ${probe.reason}`);
     return { ...NO_SANDBOX, warning: `sandbox: none (bubblewrap does not work here: ${probe.reason}); commands run unconfined` };
   }
+  const searchPath = options.searchPath ?? process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
+  const userHome = options.home ?? passwdHome();
+  // Checked before anything is made: a refused folder or name stops the run.
+  const readPaths = checkReadPaths(options.readPaths ?? [], userHome);
+  const expose = checkExposed(options.expose ?? []);
+  // Inside the temp dir, so it goes with it (the run's end, `corral clean`); out of view
+  // inside the sandbox, so no command can replace what is bound from it.
+  const privateDir = mkdtempSync(path.join(options.tmpDir, '.corral-sandbox-'));
+  const privateHome = path.join(privateDir, 'home');
+  await makePrivateHome(privateHome, userHome, searchPath);
+  const [, gitdir, commonDir] = gitMetadataOf(options.worktree).dirs;
+  const privateGitdir =
+    gitdir !== undefined && commonDir !== undefined ? { dir: path.join(privateDir, 'git'), ...(await makePrivateGitdir(path.join(privateDir, 'git'), { gitdir, commonDir })) } : undefined;
   const layout = sandboxLayout({
     bwrap: probe.bwrap,
     disableUserns: probe.disableUserns,
     worktree: options.worktree,
     tmpDir: options.tmpDir,
     network: options.network,
-    ...(options.home ? { homes: [options.home] } : {}),
+    ...(userHome ? { homes: [userHome] } : {}),
+    privateHome,
+    privateDir,
+    ...(privateGitdir ? { privateGitdir } : {}),
+    searchPath,
+    readPaths,
     ...(options.protectedFiles ? { protectedFiles: options.protectedFiles } : {}),
   });
-  return { kind: 'bwrap', network: options.network, wrap: (argv, cwd) => bwrapArgv(layout, argv, cwd) };
+  let secrets: WorktreeSecrets = NOTHING_MASKED;
+  return {
+    kind: 'bwrap',
+    network: options.network,
+    maskSecrets() {
+      secrets = findWorktreeSecrets(layout.worktree, expose);
+      return secrets;
+    },
+    get masked() {
+      return secrets.masked;
+    },
+    get exposed() {
+      return secrets.exposed;
+    },
+    wrap: (argv, cwd) => {
+      // Only those still there: over a deleted one, bubblewrap would make an empty file in the worktree.
+      const masks = secrets.masked.map((rel) => path.join(layout.worktree, rel)).filter(present);
+      return bwrapArgv(masks.length === 0 ? layout : { ...layout, hiddenFiles: [...layout.hiddenFiles, ...masks] }, argv, cwd);
+    },
+  };
 }
 
+function present(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
