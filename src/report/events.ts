@@ -8,6 +8,7 @@ export type RunEvent =
   | { type: 'policy'; rules: { id: string; effect: string; scope: string }[]; defaultEffect: string }
   | { type: 'worktree'; dir: string; baseCommit: string }
   | { type: 'sandbox'; kind: 'bwrap' | 'none'; network: boolean; warning?: string }
+  | { type: 'secrets_masked'; masked: string[]; exposed: string[] }
   | { type: 'setup'; name: string; exitCode: number | null; timedOut: boolean; durationMs: number; output: string }
   | { type: 'model_request'; step: number; messages: number; bytes: number }
   | { type: 'model_response'; step: number; stopReason: string; usage: TokenUsage; content: TurnBlock[]; durationMs: number }

@@ -17,6 +17,11 @@ export function formatProgress(ticketId: string, event: RunEvent, c: ChalkInstan
     case 'sandbox':
       if (event.warning) return `${tag} ${c.yellow(v(event.warning))}`;
       return `${tag} sandbox: ${event.kind === 'none' ? 'none' : `bwrap, ${event.network ? 'with' : 'no'} network`}`;
+    case 'secrets_masked': {
+      if (event.masked.length === 0 && event.exposed.length === 0) return null;
+      const exposed = event.exposed.length > 0 ? `; exposed by the ticket: ${event.exposed.map(v).join(', ')}` : '';
+      return `${tag} secret files masked: ${event.masked.length > 0 ? event.masked.map(v).join(', ') : 'none'}${exposed}`;
+    }
     case 'setup':
       return `${tag} setup ${event.exitCode === 0 ? c.green('✔') : c.red('✘')} ${event.name} ${c.dim(formatDuration(event.durationMs))}`;
     case 'model_response': {

@@ -5,7 +5,8 @@ import { isReplayModel, replayScriptPath } from '../agent/model-id.js';
 import { priceOf, type PriceTable } from '../agent/prices.js';
 import { loadReplayScript, type ReplayLoader } from '../agent/replay-model.js';
 import { UsageError, type Problem } from '../errors.js';
-import { expandHome, readableFolderProblem } from '../guard/sandbox/credentials.js';
+import { checkReadPaths } from '../guard/sandbox/home-view.js';
+import { checkExposed } from '../guard/sandbox/worktree-secrets.js';
 import { probeBubblewrap } from '../guard/sandbox/probe.js';
 import type { Ticket } from '../ticket/types.js';
 
@@ -75,17 +76,26 @@ export async function preflightTicket(ticket: Ticket, options: PreflightOptions)
   return problems;
 }
 
-/** `sandbox.read` folders that would show credentials, and `sandbox.expose` entries that are not worktree paths. */
+/** `sandbox.read` folders that would show credentials, and `sandbox.expose` entries that are not worktree paths: each a problem of its own. */
 function sandboxFieldProblems(ticket: Ticket, env: NodeJS.ProcessEnv, at: (field: string, message: string, hint?: string) => Problem): Problem[] {
-  const problems: Problem[] = [];
   const home = env.HOME && path.isAbsolute(env.HOME) ? path.resolve(env.HOME) : homedir();
+  const problemOf = (check: () => unknown): string | null => {
+    try {
+      check();
+      return null;
+    } catch (error) {
+      if (error instanceof UsageError) return error.message.replace(/^sandbox: (read|expose): /, '');
+      throw error;
+    }
+  };
+  const problems: Problem[] = [];
   ticket.sandboxRead.forEach((folder, index) => {
-    const problem = readableFolderProblem(expandHome(folder, home), home);
-    if (problem !== null) problems.push(at(`sandbox.read.${index}`, `${folder}: ${problem}`, 'name the folder a tool needs (`~/.cache/ms-playwright`), never one that holds credentials'));
+    const problem = problemOf(() => checkReadPaths([folder], home));
+    if (problem !== null) problems.push(at(`sandbox.read.${index}`, problem, 'name the folder a tool needs (`~/.cache/ms-playwright`), never one that holds credentials'));
   });
   ticket.sandboxExpose.forEach((file, index) => {
-    const normal = path.posix.normalize(file);
-    if (path.isAbsolute(file) || normal === '..' || normal.startsWith('../') || normal === '.') problems.push(at(`sandbox.expose.${index}`, `${file} is not a file of the worktree`, 'give a path relative to the repository root, such as `.env.test`'));
+    const problem = problemOf(() => checkExposed([file]));
+    if (problem !== null) problems.push(at(`sandbox.expose.${index}`, problem));
   });
   return problems;
 }

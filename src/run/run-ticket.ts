@@ -33,7 +33,7 @@ import { createApprover, type Approver } from '../guard/approval/approver.js';
 import type { TerminalPrompt } from '../guard/approval/terminal-prompt.js';
 import { runStartRules } from '../guard/rules/policy.js';
 import { decideRunStart } from '../guard/run-start.js';
-import { createSandbox, sandboxConfinement } from '../guard/sandbox/sandbox.js';
+import { createSandbox, sandboxConfinement, type Sandbox } from '../guard/sandbox/sandbox.js';
 import { applySettings, configDigest, defaultSettings, priceTable, type Settings } from '../config/settings.js';
 import { CORRAL_VERSION } from '../version.js';
 
@@ -166,6 +166,8 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
         network: ticket.network,
         ...(env.HOME ? { home: env.HOME } : {}),
         ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
+        readPaths: ticket.sandboxRead,
+        expose: ticket.sandboxExpose,
       });
       sandboxKind = sandbox.kind;
       if (sandbox.warning) warnings.push(sandbox.warning);
@@ -210,10 +212,21 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
         bashMaxTimeoutMs: 10 * 60_000,
         sandbox,
       });
-      return { site, gate, toolContext };
+      // Setup is the ticket author's and sees the worktree's secrets; the agent's commands
+      // and the checks (which run the agent's code) see them as empty.
+      if (ticket.setup.length === 0) maskSecrets(sandbox);
+      return { site, gate, toolContext, sandbox };
     });
+    const maskSecrets = (sandbox: Sandbox): void => {
+      const { masked, exposed } = sandbox.maskSecrets();
+      emit({ type: 'secrets_masked', masked: [...masked], exposed: [...exposed] });
+      if (exposed.length > 0) warnings.push(`exposed to the agent by sandbox.expose: ${exposed.join(', ')}`);
+    };
     try {
-      if (ticket.setup.length > 0) outcome = await runSetup(ticket, (await workspace.ready).site, options.interrupt, meter, emit);
+      if (ticket.setup.length > 0) {
+        outcome = await runSetup(ticket, (await workspace.ready).site, options.interrupt, meter, emit);
+        if (!outcome) maskSecrets((await workspace.ready).sandbox);
+      }
       if (!outcome) {
         const confinement = await sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH);
         outcome = await runAgentLoop({
