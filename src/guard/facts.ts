@@ -2,6 +2,7 @@ import { lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import { commandEffects, type Access, type CommandEffects, type PathUse } from './commands/effects.js';
+import { foreignRepository, type GitCall } from './git-repository.js';
 import { globCandidates, resolveLinkItself, resolvePhysical } from './paths/resolve.js';
 import { isDevice, isGitMetadata, isPseudoDevice, isSecret, type GitMetadata } from './paths/protected.js';
 import { analyseScript, type SimpleCommand } from './shell/analyse.js';
@@ -84,8 +85,10 @@ export function checkKey(cwd: string | null, argv: string[]): string {
 export function bashFacts(parser: Parser, command: string, site: CallSite, input: Record<string, unknown>, start = site.worktree): CallFacts {
   const analysis = analyseScript(parser, command, { cwd: start, env: site.env });
   const facts: CallFacts = { tool: 'Bash', input, commands: [], paths: [], problems: [...analysis.problems] };
+  const gitCalls: GitCall[] = [];
   for (const simple of analysis.commands) {
     const effects = commandEffects(simple);
+    if (effects.name === 'git') gitCalls.push(simple);
     const argv = simple.args.map((arg) => (arg.unknown === undefined ? arg.text : UNKNOWN_ARG));
     const unknownArgs = simple.args.flatMap((arg, index) => (arg.unknown === undefined ? [] : [index]));
     facts.commands.push({
@@ -108,6 +111,12 @@ export function bashFacts(parser: Parser, command: string, site: CallSite, input
     }
   }
   facts.paths = uniquePaths(facts.paths);
+  // Which repository git finds is read from the file system: one the agent planted brings its own config.
+  const writes = facts.paths.filter((fact) => fact.access === 'write');
+  for (const call of gitCalls) {
+    const why = foreignRepository(call, writes, site);
+    if (why !== null && !facts.problems.includes(why)) facts.problems.push(why);
+  }
   return facts;
 }
 

@@ -86,10 +86,15 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
     const parsed = parseArgs(rest, spec);
     if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
     const runs = parsed.options.find((option) => spec.runs?.includes(option.name));
-    if (runs !== undefined) return unknown(`\`${name} ${runs.name}\` runs other programs`);
+    if (runs !== undefined) return unknown(`\`${name} ${runs.name}\` runs other programs or loads what may run them`);
+    const indirect = parsed.options.find((option) => spec.indirect?.includes(option.name));
+    if (indirect !== undefined) return unknown(`\`${name} ${indirect.name}\` reads or writes files no argument names`);
+    const instruction = spec.operandCommand === undefined ? undefined : parsed.operands.map((value) => spec.operandCommand!(value.text)).find((why) => why !== null);
+    if (instruction) return unknown(instruction);
     const recursive = spec.recursive?.some((flag) => hasOption(parsed, flag)) ?? false;
+    const access = spec.operands === 'list' && !(spec.readsOperands?.some((flag) => hasOption(parsed, flag)) ?? false) ? 'list' : 'read';
     // Listing looks at an entry itself (`ls -l link`), unless a trailing slash asks for what it points to.
-    const paths = spec.operands === 'none' ? [] : parsed.operands.map((value) => use(value, spec.operands === 'list' ? 'list' : 'read', `${name} argument`, recursive, spec.operands === 'list' && !value.text.endsWith('/') ? { noFollow: true } : {}));
+    const paths = spec.operands === 'none' ? [] : parsed.operands.map((value) => use(value, access, `${name} argument`, recursive, access === 'list' && !value.text.endsWith('/') ? { noFollow: true } : {}));
     paths.push(...optionValues(parsed, ...(spec.reads ?? [])).map((value) => use(value, 'read', `${name} option`)));
     paths.push(...optionValues(parsed, ...(spec.writes ?? [])).map((value) => use(value, 'write', `${name} option`)));
     if (name === 'tail' && hasOption(parsed, '-f', '-F', '--follow')) return unknown('`tail -f` never ends by itself', paths);
