@@ -3,7 +3,8 @@ import picomatch from 'picomatch';
 import type { CallFacts, CallSite, PathFact } from './facts.js';
 import { HISTORY_ORIGIN } from './commands/git.js';
 import { classify, filesUnder } from './facts.js';
-import { IGNORE_FILE_NAMES, whitelistingIgnoreFile } from './paths/ignore-files.js';
+import { HIDDEN_SKIPPED } from './commands/search.js';
+import { whitelistingIgnoreFile } from './paths/ignore-files.js';
 import { resolvePhysical } from './paths/resolve.js';
 
 /** One finding of the baseline's hard limits, with the rule id the decision names. */
@@ -45,9 +46,7 @@ export function baselineFindings(facts: CallFacts, site: CallSite, judge: FenceJ
   if (downloader && interpreter) {
     findings.push({ effect: 'deny', rule: 'baseline.download-exec', reason: `\`${downloader.name}\` and \`${interpreter.name}\` in one call can run what was downloaded` });
   }
-  // An ignore file written by this very call is not on disk yet when the guard looks.
-  const ignoreWritten = facts.paths.some((fact) => fact.access === 'write' && !fact.pseudo && (fact.recursive || fact.path === null || IGNORE_FILE_NAMES.has(path.basename(fact.path))));
-  for (const fact of facts.paths) findings.push(...pathFindings(fact, site, judge, ignoreWritten));
+  for (const fact of facts.paths) findings.push(...pathFindings(fact, site, judge));
   for (const problem of facts.problems) findings.push({ effect: 'ask', rule: 'baseline.unanalysable', reason: problem });
   return findings;
 }
@@ -77,7 +76,7 @@ export function fenceJudge(fence: Fence): FenceJudge {
   };
 }
 
-function pathFindings(fact: PathFact, site: CallSite, judge: FenceJudge, ignoreWritten = false): Finding[] {
+function pathFindings(fact: PathFact, site: CallSite, judge: FenceJudge): Finding[] {
   if (fact.path === null) {
     return fact.access === 'list' ? [] : [{ effect: 'ask', rule: 'baseline.unanalysable', reason: `the path of a ${fact.origin} is not known before it runs (${fact.unknown})` }];
   }
@@ -85,7 +84,7 @@ function pathFindings(fact: PathFact, site: CallSite, judge: FenceJudge, ignoreW
   if (fact.access === 'read' || fact.access === 'exec') {
     if (fact.secret) findings.push({ effect: 'deny', rule: 'baseline.secrets', reason: `${shown(fact)} holds secrets` });
     else if (fact.recursive) {
-      const { secret, linkOut } = readWhole(fact, site, ignoreWritten);
+      const { secret, linkOut } = readWhole(fact, site);
       if (secret !== null) findings.push({ effect: 'deny', rule: 'baseline.secrets', reason: `${shown(fact)} is read whole and holds ${secret}` });
       else if (linkOut !== null) findings.push({ effect: 'ask', rule: 'baseline.unanalysable', reason: `${shown(fact)} holds a symlink the command follows out of the worktree, to ${linkOut}` });
     }
@@ -129,7 +128,7 @@ function subtree(fact: PathFact, site: CallSite): PathFact[] {
  * first place outside the worktree a link in it leads to. rg skips hidden files unless
  * told otherwise or an ignore file whitelists one; --include and --exclude narrow the walk.
  */
-function readWhole(fact: PathFact, site: CallSite, ignoreWritten: boolean): { secret: string | null; linkOut: string | null } {
+function readWhole(fact: PathFact, site: CallSite): { secret: string | null; linkOut: string | null } {
   const dir = fact.path!;
   const none = { secret: null, linkOut: null };
   const home = site.env.HOME;
@@ -140,8 +139,8 @@ function readWhole(fact: PathFact, site: CallSite, ignoreWritten: boolean): { se
     return { secret: tracked === undefined ? null : `${path.relative(site.worktree, tracked) || tracked}, a secret git tracks`, linkOut: null };
   }
   // Hidden files count as skipped only while no ignore file the search obeys can whitelist one.
-  const whitelist = !fact.origin.includes('hidden files skipped') ? null : ignoreWritten ? 'an ignore file this call writes' : whitelistingIgnoreFile(dir, site.git.dirs.map((gitDir) => path.join(gitDir, 'info', 'exclude')), site.env);
-  const files = filesUnder(dir, fact.origin.includes('hidden files skipped') && whitelist === null);
+  const whitelist = fact.origin.includes(HIDDEN_SKIPPED) ? whitelistingIgnoreFile(dir, site.git.dirs.map((gitDir) => path.join(gitDir, 'info', 'exclude')), site.env) : null;
+  const files = filesUnder(dir, fact.origin.includes(HIDDEN_SKIPPED) && whitelist === null);
   if (files === null) return { secret: 'more files than the guard can check', linkOut: null };
   const only = fact.only === undefined ? null : picomatch(fact.only, { dot: true, basename: true });
   const except = fact.except === undefined ? null : picomatch(fact.except, { dot: true });
@@ -151,7 +150,7 @@ function readWhole(fact: PathFact, site: CallSite, ignoreWritten: boolean): { se
     if (except !== null && path.relative(dir, file).split(path.sep).some((part) => except(part))) continue;
     const real = fact.followsLinks ? followed(file) : file;
     const item = classify(fact.given, real, 'read', false, fact.origin, site, false);
-    if (item.secret) return { secret: `${path.relative(site.worktree, file) || file}${whitelist === null ? '' : ` (hidden files are not skipped: ${path.isAbsolute(whitelist) ? path.relative(site.worktree, whitelist) : whitelist} can whitelist them)`}`, linkOut: null };
+    if (item.secret) return { secret: `${path.relative(site.worktree, file) || file}${whitelist === null ? '' : ` (hidden files are not skipped: ${path.relative(site.worktree, whitelist) || whitelist} can whitelist them)`}`, linkOut: null };
     if (linkOut === null && fact.inside && real !== file && !item.inside && !item.tmp && !item.pseudo) linkOut = real;
   }
   return { secret: null, linkOut };

@@ -2,7 +2,9 @@ import { lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import { commandEffects, type Access, type CommandEffects, type PathUse } from './commands/effects.js';
+import { HIDDEN_SKIPPED } from './commands/search.js';
 import { foreignRepository, type GitCall } from './git-repository.js';
+import { IGNORE_FILE_NAMES } from './paths/ignore-files.js';
 import { globCandidates, resolveLinkItself, resolvePhysical } from './paths/resolve.js';
 import { isDevice, isGitMetadata, isPseudoDevice, isSecret, type GitMetadata } from './paths/protected.js';
 import { analyseScript, type SimpleCommand } from './shell/analyse.js';
@@ -111,6 +113,10 @@ export function bashFacts(parser: Parser, command: string, site: CallSite, input
     }
   }
   facts.paths = uniquePaths(facts.paths);
+  // An ignore file this very call writes is not on disk when the guard reads them: hidden files count.
+  if (facts.paths.some((fact) => fact.access === 'write' && !fact.pseudo && (fact.recursive || fact.path === null || IGNORE_FILE_NAMES.has(path.basename(fact.path))))) {
+    for (const fact of facts.paths) fact.origin = fact.origin.replace(HIDDEN_SKIPPED, ' (hidden files counted: the call writes an ignore file or a whole folder)');
+  }
   // Which repository git finds is read from the file system: one the agent planted brings its own config.
   const writes = facts.paths.filter((fact) => fact.access === 'write');
   for (const call of gitCalls) {

@@ -85,12 +85,14 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
   if (spec !== undefined) {
     const parsed = parseArgs(rest, spec);
     if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
+    // The file such an option names is read all the same: a secret there is still denied.
+    const named = optionValues(parsed, ...(spec.runs ?? []), ...(spec.indirect ?? [])).map((value) => use(value, 'read', `${name} option`));
     const runs = parsed.options.find((option) => spec.runs?.includes(option.name));
-    if (runs !== undefined) return unknown(`\`${name} ${runs.name}\` runs other programs or loads what may run them`);
+    if (runs !== undefined) return unknown(`\`${name} ${runs.name}\` runs other programs or loads what may run them`, named);
     const indirect = parsed.options.find((option) => spec.indirect?.includes(option.name));
-    if (indirect !== undefined) return unknown(`\`${name} ${indirect.name}\` reads or writes files no argument names`);
+    if (indirect !== undefined) return unknown(`\`${name} ${indirect.name}\` reads or writes files no argument names`, named);
     const instruction = spec.operandCommand === undefined ? undefined : parsed.operands.map((value) => spec.operandCommand!(value.text)).find((why) => why !== null);
-    if (instruction) return unknown(instruction);
+    if (instruction) return unknown(instruction, parsed.operands.map((value) => use(value, 'read', `${name} argument`)));
     const recursive = spec.recursive?.some((flag) => hasOption(parsed, flag)) ?? false;
     const access = spec.operands === 'list' && !(spec.readsOperands?.some((flag) => hasOption(parsed, flag)) ?? false) ? 'list' : 'read';
     // Listing looks at an entry itself (`ls -l link`), unless a trailing slash asks for what it points to.

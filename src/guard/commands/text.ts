@@ -110,7 +110,7 @@ export function awkEffects(name: string, rest: WordValue[], known: Known, unknow
   const parsed = parseArgs(rest, { value: ['-F', '-v', '-e', '-f', '-W', '-l', '-i', '-E', '--field-separator', '--assign', '--source', '--file', '--load', '--include', '--exec'], long: ['--posix', '--traditional'] });
   if (parsed.unknown.length > 0) return unknown(`\`${name}\` runs a program the guard cannot read`);
   const other = parsed.options.find((option) => !['-F', '-v', '-e', '--field-separator', '--assign', '--source'].includes(option.name));
-  if (other !== undefined) return unknown(`\`${name} ${other.name}\` loads a program or library, writes files or runs code`);
+  if (other !== undefined) return unknown(`\`${name} ${other.name}\` loads a program or library, writes files or runs code`, optionValues(parsed, '-f', '--file', '-i', '--include', '-E', '--exec').map((v) => use(v, 'read', `${name} ${other.name}`)));
   const inline = optionValues(parsed, '-e', '--source');
   const programs = inline.length > 0 ? inline : parsed.operands.slice(0, 1);
   const files = inline.length > 0 ? parsed.operands : parsed.operands.slice(1);
@@ -168,8 +168,13 @@ export function jqEffects(name: string, rest: WordValue[], known: Known, unknown
       i += 1;
       continue;
     }
-    if (text === '-f' || text === '--from-file' || text === '-L' || text.startsWith('--library-path') || text === '--args' || text === '--jsonargs') {
-      return unknown(`\`${name} ${text}\` reads a program, modules or arguments the guard does not follow`);
+    // A program file (which may import), a module path, or arguments read as values: the file or folder named is read all the same.
+    const cluster = /^-[a-zA-Z0-9]+$/.test(text) && /[fL]/.test(text);
+    if (cluster || text === '--from-file' || text.startsWith('--library-path') || text === '--args' || text === '--jsonargs') {
+      const inline = text.startsWith('-L') && text.length > 2 ? { ...arg, text: text.slice(2) } : text.startsWith('--library-path=') ? { ...arg, text: text.slice(15) } : undefined;
+      const value = inline ?? (text === '--args' || text === '--jsonargs' ? undefined : rest[i + 1]);
+      const named = value === undefined ? [] : [use(value, 'read', `${name} ${text}`, text.includes('L') || text.startsWith('--library'))];
+      return unknown(`\`${name} ${text}\` reads a program, modules or arguments the guard does not follow`, [...paths, ...named]);
     }
     if (text.startsWith('--')) {
       if (!JQ_LONG.test(text) || (name === 'yq' && text === '--slurp')) return unknown(unknownOption(name, text));
@@ -198,7 +203,7 @@ export function sortEffects(rest: WordValue[], known: Known, unknown: Unknown): 
   if (parsed.unknown.length > 0) return unknown(unknownOption('sort', parsed.unknown[0]!));
   if (hasOption(parsed, '--compress-program')) return unknown('`sort --compress-program` runs a program');
   // The list names the files sort reads and prints: none of them is an argument the guard sees.
-  if (hasOption(parsed, '--files0-from')) return unknown('`sort --files0-from` reads and prints the files a list names');
+  if (hasOption(parsed, '--files0-from')) return unknown('`sort --files0-from` reads and prints the files a list names', optionValues(parsed, '--files0-from').map((v) => use(v, 'read', 'sort --files0-from')));
   return known([
     ...parsed.operands.map((v) => use(v, 'read', 'sort argument')),
     ...optionValues(parsed, '-o', '--output').map((v) => use(v, 'write', 'sort -o')),

@@ -26,7 +26,8 @@ export function whitelistingIgnoreFile(dir: string, extra: string[], env: Record
   }
   for (const file of candidates) if (whitelists(file)) return file;
   const found = ignoreFilesUnder(dir);
-  if (found === null) return `${dir} (too many directories to check their ignore files)`;
+  // Too many directories to read each one's ignore files: any of them may whitelist.
+  if (found === null) return dir;
   return found.find((file) => whitelists(file)) ?? null;
 }
 
