@@ -89,8 +89,12 @@ export function bashFacts(parser: Parser, command: string, site: CallSite, input
   const facts: CallFacts = { tool: 'Bash', input, commands: [], paths: [], problems: [...analysis.problems] };
   const gitCalls: GitCall[] = [];
   for (const simple of analysis.commands) {
-    const effects = commandEffects(simple);
+    let effects = commandEffects(simple);
     if (effects.name === 'git') gitCalls.push(simple);
+    // A config file rg reads from the environment can add --pre (a program) or --hidden.
+    if (effects.name === 'rg' && site.env.RIPGREP_CONFIG_PATH !== undefined && !simple.args.some((arg) => arg.text === '--no-config')) {
+      effects = { ...effects, known: false, why: effects.why ?? 'rg reads options from RIPGREP_CONFIG_PATH, which can name a program to run (--pre)' };
+    }
     const argv = simple.args.map((arg) => (arg.unknown === undefined ? arg.text : UNKNOWN_ARG));
     const unknownArgs = simple.args.flatMap((arg, index) => (arg.unknown === undefined ? [] : [index]));
     facts.commands.push({

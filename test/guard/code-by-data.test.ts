@@ -21,6 +21,8 @@ const has = (program: string): boolean => spawnSync('sh', ['-c', `command -v ${p
 const HAS_RG = has('rg');
 const HAS_LESS = has('less');
 const HAS_JQ = has('jq');
+/** Said in the name of a test that skips, so the report shows plainly why. */
+const needs = (program: string, present: boolean): string => (present ? '' : ` (skipped: ${program} is not installed)`);
 
 let home: string;
 let tmp: string;
@@ -44,11 +46,11 @@ function makeRepo(extra: Record<string, string> = {}): string {
   return dir;
 }
 
-function guardFor(worktree: string): Guard {
+function guardFor(worktree: string, env: Record<string, string> = {}): Guard {
   return createGuard({
     worktree,
     tmpDir: tmp,
-    env: { HOME: home, PATH: process.env.PATH! },
+    env: { HOME: home, PATH: process.env.PATH!, ...env },
     ticket: { id: 'T-1', labels: [], allow: ['src/**'], forbid: [], checks: [], policy: undefined, file: '/x/ticket.yaml' },
   });
 }
@@ -63,7 +65,7 @@ function run(cwd: string, command: string): string {
 }
 
 describe('programs that run code or read files an option or input names', () => {
-  it.skipIf(!HAS_LESS)('less runs the LESSOPEN a lesskey file sets, so `less -k` and `--lesskey-src` are not allowed', async () => {
+  it.skipIf(!HAS_LESS)(`less runs the LESSOPEN a lesskey file sets, so \`less -k\` and \`--lesskey-src\` are not allowed${needs('less', HAS_LESS)}`, async () => {
     const repo = makeRepo();
     const marker = path.join(tmp, 'lessopen-ran');
     writeFileSync(path.join(repo, 'src/keys.src'), `#env\nLESSOPEN=|touch ${marker}; cat %s\n`);
@@ -79,7 +81,7 @@ describe('programs that run code or read files an option or input names', () => 
     expect((await bash(guard, 'less +G src/a.js')).effect).toBe('allow');
   });
 
-  it.skipIf(!HAS_JQ)('jq reads the files its program imports from the module path, so imports and -L are not allowed', async () => {
+  it.skipIf(!HAS_JQ)(`jq reads the files its program imports from the module path, so imports and -L are not allowed${needs('jq', HAS_JQ)}`, async () => {
     const repo = makeRepo({ 'src/lib/data.json': '{"token": "from-a-file-no-argument-names"}\n' });
     expect(run(repo, `jq -n -L src/lib 'import "data" as $d; $d'`)).toContain('from-a-file-no-argument-names');
     const guard = guardFor(repo);
@@ -91,7 +93,8 @@ describe('programs that run code or read files an option or input names', () => 
   });
 });
 
-describe('search tools obeying ignore files the agent can write', () => {
+// Without rg the guard's decisions are still checked; only the proof that rg prints the secret is left out.
+describe(`search tools obeying ignore files the agent can write${HAS_RG ? '' : ' (rg is not installed: what rg prints is not checked)'}`, () => {
   const WHITELISTS: Record<string, string> = {
     '.ignore': '!.env\n',
     '.rgignore': '!.env\n',
@@ -125,6 +128,14 @@ describe('search tools obeying ignore files the agent can write', () => {
   it('denies a search in the same call that writes an ignore file, which is not on disk when the guard looks', async () => {
     const repo = makeRepo();
     expect(await bash(guardFor(repo), "echo '!.env' > src/.rgignore && rg API_KEY")).toMatchObject({ effect: 'deny', rule: 'baseline.secrets' });
+  });
+
+  it('does not allow rg when RIPGREP_CONFIG_PATH names a config file, which can add --pre or --hidden', async () => {
+    const repo = makeRepo({ 'src/rgrc': '--hidden\n--no-ignore\n' });
+    if (HAS_RG) expect(run(repo, 'RIPGREP_CONFIG_PATH=src/rgrc rg --no-messages API_KEY || true')).toContain('sk-cbd-not-a-real-key');
+    const guard = guardFor(repo, { RIPGREP_CONFIG_PATH: path.join(repo, 'src/rgrc') });
+    expect((await bash(guard, 'rg foo src')).effect).not.toBe('allow');
+    expect((await bash(guard, 'rg --no-config foo src')).effect).toBe('allow');
   });
 
   it('keeps rg allowed with a plain .gitignore, at the root and in src', async () => {
