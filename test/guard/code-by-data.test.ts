@@ -21,6 +21,7 @@ const has = (program: string): boolean => spawnSync('sh', ['-c', `command -v ${p
 const HAS_RG = has('rg');
 const HAS_LESS = has('less');
 const HAS_JQ = has('jq');
+const HAS_TAR = has('tar');
 /** Said in the name of a test that skips, so the report shows plainly why. */
 const needs = (program: string, present: boolean): string => (present ? '' : ` (skipped: ${program} is not installed)`);
 
@@ -90,6 +91,22 @@ describe('programs that run code or read files an option or input names', () => 
     }
     expect((await bash(guard, 'jq .token src/lib/data.json')).effect).toBe('allow');
     expect((await bash(guard, "jq '.include' src/lib/data.json")).effect).toBe('allow');
+  });
+
+  it.skipIf(!HAS_TAR)(`tar runs the program -I names even to list an archive; listing alone stays allowed${needs('tar', HAS_TAR)}`, async () => {
+    const repo = makeRepo();
+    const marker = path.join(tmp, 'tar-program-ran');
+    writeFileSync(path.join(repo, 'src/unpack.sh'), `#!/bin/sh\ntouch ${marker}\ncat\n`);
+    chmodSync(path.join(repo, 'src/unpack.sh'), 0o755);
+    run(repo, 'tar -cf src/x.tar src/a.js && tar -I ./src/unpack.sh -tf src/x.tar');
+    expect(existsSync(marker)).toBe(true);
+    const guard = guardFor(repo);
+    for (const command of ['tar -I ./src/unpack.sh -tf src/x.tar', 'tar --use-compress-program=./src/unpack.sh -tf src/x.tar', 'tar -tf src/x.tar --checkpoint=1 --checkpoint-action=exec=id', 'tar -xf src/x.tar', 'tar -tf host:x.tar']) {
+      expect((await bash(guard, command)).effect, command).not.toBe('allow');
+    }
+    expect((await bash(guard, 'tar -tf src/x.tar')).effect).toBe('allow');
+    expect((await bash(guard, 'tar tvf src/x.tar')).effect).toBe('allow');
+    expect(await bash(guard, 'tar -tf .env')).toMatchObject({ effect: 'deny', rule: 'baseline.secrets' });
   });
 });
 

@@ -2,7 +2,7 @@ import type { SimpleCommand } from '../shell/analyse.js';
 import { HARMLESS_GIT } from '../shell/hazards.js';
 import { BOURNE_SHELLS, baseName } from '../shell/wrappers.js';
 import type { WordValue } from '../shell/words.js';
-import { copyEffects, ddEffects, mktempEffects, permissionEffects, writerEffects } from './files.js';
+import { copyEffects, ddEffects, mktempEffects, permissionEffects, tarEffects, writerEffects } from './files.js';
 import { gitEffects } from './git.js';
 import { hasOption, optionValues, parseArgs, UNKNOWN_ARGUMENT } from './options.js';
 import { findEffects, grepEffects, rgEffects } from './search.js';
@@ -148,6 +148,8 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
       return ddEffects(rest, known, unknown);
     case 'mktemp':
       return mktempEffects(rest, known, unknown);
+    case 'tar':
+      return tarEffects(rest, known, unknown);
     case 'ln':
       // A link lets a later write land where the guard did not look.
       return unknown('`ln` makes links that later writes can go through', anyPaths(rest, 'argument', 'list'));
