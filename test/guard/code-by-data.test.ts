@@ -155,6 +155,20 @@ describe(`search tools obeying ignore files the agent can write${HAS_RG ? '' : '
     expect((await bash(guard, 'rg --no-config foo src')).effect).toBe('allow');
   });
 
+  it('denies a search when a negation names a hidden directory holding a secret, which rg then enters', async () => {
+    const repo = makeRepo({ 'deploy/.ssh/id_rsa': '-----BEGIN OPENSSH PRIVATE KEY----- API_KEY sk-cbd-ssh\n' });
+    writeFileSync(path.join(repo, '.rgignore'), '!.ssh\n');
+    if (HAS_RG) expect(run(repo, 'rg --no-messages API_KEY || true')).toContain('sk-cbd-ssh');
+    expect(await bash(guardFor(repo), 'rg API_KEY')).toMatchObject({ effect: 'deny', rule: 'baseline.secrets' });
+  });
+
+  it('keeps rg allowed when the only negations name files that are no secret (`!.env.example`, `!.gitkeep`)', async () => {
+    const repo = makeRepo({ '.env.example': 'API_KEY=\n', 'build/.gitkeep': '' });
+    writeFileSync(path.join(repo, '.gitignore'), '.env\nbuild/*\n!.env.example\n!.gitkeep\n!/build/.gitkeep\n');
+    if (HAS_RG) expect(run(repo, 'rg --no-messages API_KEY || true')).not.toContain('sk-cbd');
+    expect((await bash(guardFor(repo), 'rg API_KEY')).effect).toBe('allow');
+  });
+
   it('keeps rg allowed with a plain .gitignore, at the root and in src', async () => {
     const repo = makeRepo({ 'src/.ignore': 'generated/\n' });
     const guard = guardFor(repo);
