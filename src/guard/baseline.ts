@@ -3,6 +3,8 @@ import picomatch from 'picomatch';
 import type { CallFacts, CallSite, PathFact } from './facts.js';
 import { HISTORY_ORIGIN } from './commands/git.js';
 import { classify, containedBySandbox, filesUnder } from './facts.js';
+import { HIDDEN_SKIPPED } from './commands/search.js';
+import { whitelistingIgnoreFile } from './paths/ignore-files.js';
 import { resolvePhysical } from './paths/resolve.js';
 
 /** One finding of the baseline's hard limits, with the rule id the decision names. */
@@ -144,7 +146,7 @@ function subtree(fact: PathFact, site: CallSite): PathFact[] {
  * One walk of a directory read whole: the first secret in it (or the home directory, or
  * a secret git tracks for a history read), and, when the command follows symlinks, the
  * first place outside the worktree a link in it leads to. rg skips hidden files unless
- * told otherwise; --include and --exclude narrow the walk.
+ * told otherwise or an ignore file whitelists one; --include and --exclude narrow the walk.
  */
 function readWhole(fact: PathFact, site: CallSite): { secret: string | null; linkOut: string | null } {
   const dir = fact.path!;
@@ -156,7 +158,9 @@ function readWhole(fact: PathFact, site: CallSite): { secret: string | null; lin
     const tracked = site.trackedSecrets().find((file) => file === dir || file.startsWith(dir === '/' ? '/' : `${dir}${path.sep}`));
     return { secret: tracked === undefined ? null : `${path.relative(site.worktree, tracked) || tracked}, a secret git tracks`, linkOut: null };
   }
-  const files = filesUnder(dir, fact.origin.includes('hidden files skipped'));
+  // Hidden files count as skipped only while no ignore file the search obeys can whitelist one.
+  const whitelist = fact.origin.includes(HIDDEN_SKIPPED) ? whitelistingIgnoreFile(dir, site.git.dirs.map((gitDir) => path.join(gitDir, 'info', 'exclude')), site.env) : null;
+  const files = filesUnder(dir, fact.origin.includes(HIDDEN_SKIPPED) && whitelist === null);
   if (files === null) return { secret: 'more files than the guard can check', linkOut: null };
   const only = fact.only === undefined ? null : picomatch(fact.only, { dot: true, basename: true });
   const except = fact.except === undefined ? null : picomatch(fact.except, { dot: true });
@@ -166,7 +170,7 @@ function readWhole(fact: PathFact, site: CallSite): { secret: string | null; lin
     if (except !== null && path.relative(dir, file).split(path.sep).some((part) => except(part))) continue;
     const real = fact.followsLinks ? followed(file) : file;
     const item = classify(fact.given, real, 'read', false, fact.origin, site, false);
-    if (item.secret) return { secret: path.relative(site.worktree, file) || file, linkOut: null };
+    if (item.secret) return { secret: `${path.relative(site.worktree, file) || file}${whitelist === null ? '' : ` (hidden files are not skipped: ${path.relative(site.worktree, whitelist) || whitelist} can whitelist them)`}`, linkOut: null };
     if (linkOut === null && fact.inside && real !== file && !item.inside && !item.tmp && !item.pseudo) linkOut = real;
   }
   return { secret: null, linkOut };

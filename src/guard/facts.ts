@@ -2,6 +2,9 @@ import { lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import { commandEffects, type Access, type CommandEffects, type PathUse } from './commands/effects.js';
+import { HIDDEN_SKIPPED } from './commands/search.js';
+import { foreignRepository, type GitCall } from './git-repository.js';
+import { IGNORE_FILE_NAMES } from './paths/ignore-files.js';
 import { globCandidates, resolveLinkItself, resolvePhysical } from './paths/resolve.js';
 import { isDevice, isGitMetadata, isPseudoDevice, isSecret, type GitMetadata } from './paths/protected.js';
 import { analyseScript, type SimpleCommand } from './shell/analyse.js';
@@ -116,8 +119,14 @@ export function checkKey(cwd: string | null, argv: string[]): string {
 export function bashFacts(parser: Parser, command: string, site: CallSite, input: Record<string, unknown>, start = site.worktree): CallFacts {
   const analysis = analyseScript(parser, command, { cwd: start, env: site.env });
   const facts: CallFacts = { tool: 'Bash', input, commands: [], paths: [], problems: [...analysis.problems] };
+  const gitCalls: GitCall[] = [];
   for (const simple of analysis.commands) {
-    const effects = commandEffects(simple);
+    let effects = commandEffects(simple);
+    if (effects.name === 'git') gitCalls.push(simple);
+    // A config file rg reads from the environment can add --pre (a program) or --hidden.
+    if (effects.name === 'rg' && site.env.RIPGREP_CONFIG_PATH !== undefined && !simple.args.some((arg) => arg.text === '--no-config')) {
+      effects = { ...effects, known: false, why: effects.why ?? 'rg reads options from RIPGREP_CONFIG_PATH, which can name a program to run (--pre)' };
+    }
     const argv = simple.args.map((arg) => (arg.unknown === undefined ? arg.text : UNKNOWN_ARG));
     const unknownArgs = simple.args.flatMap((arg, index) => (arg.unknown === undefined ? [] : [index]));
     facts.commands.push({
@@ -140,6 +149,16 @@ export function bashFacts(parser: Parser, command: string, site: CallSite, input
     }
   }
   facts.paths = uniquePaths(facts.paths);
+  // An ignore file this very call writes is not on disk when the guard reads them: hidden files count.
+  if (facts.paths.some((fact) => fact.access === 'write' && !fact.pseudo && (fact.recursive || fact.path === null || IGNORE_FILE_NAMES.has(path.basename(fact.path))))) {
+    for (const fact of facts.paths) fact.origin = fact.origin.replace(HIDDEN_SKIPPED, ' (hidden files counted: the call writes an ignore file or a whole folder)');
+  }
+  // Which repository git finds is read from the file system: one the agent planted brings its own config.
+  const writes = facts.paths.filter((fact) => fact.access === 'write');
+  for (const call of gitCalls) {
+    const why = foreignRepository(call, writes, site);
+    if (why !== null && !facts.problems.includes(why)) facts.problems.push(why);
+  }
   return facts;
 }
 

@@ -2,7 +2,7 @@ import type { SimpleCommand } from '../shell/analyse.js';
 import { HARMLESS_GIT } from '../shell/hazards.js';
 import { BOURNE_SHELLS, baseName } from '../shell/wrappers.js';
 import type { WordValue } from '../shell/words.js';
-import { copyEffects, ddEffects, mktempEffects, permissionEffects, writerEffects } from './files.js';
+import { copyEffects, ddEffects, mktempEffects, permissionEffects, tarEffects, writerEffects } from './files.js';
 import { gitEffects } from './git.js';
 import { hasOption, optionValues, parseArgs, UNKNOWN_ARGUMENT } from './options.js';
 import { npmEffects } from './package-managers.js';
@@ -87,11 +87,18 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
   if (spec !== undefined) {
     const parsed = parseArgs(rest, spec);
     if (parsed.unknown.length > 0) return unknown(unknownOption(name, parsed.unknown[0]!));
+    // The file such an option names is read all the same: a secret there is still denied.
+    const named = optionValues(parsed, ...(spec.runs ?? []), ...(spec.indirect ?? [])).map((value) => use(value, 'read', `${name} option`));
     const runs = parsed.options.find((option) => spec.runs?.includes(option.name));
-    if (runs !== undefined) return unknown(`\`${name} ${runs.name}\` runs other programs`);
+    if (runs !== undefined) return unknown(`\`${name} ${runs.name}\` runs other programs or loads what may run them`, named);
+    const indirect = parsed.options.find((option) => spec.indirect?.includes(option.name));
+    if (indirect !== undefined) return unknown(`\`${name} ${indirect.name}\` reads or writes files no argument names`, named);
+    const instruction = spec.operandCommand === undefined ? undefined : parsed.operands.map((value) => spec.operandCommand!(value.text)).find((why) => why !== null);
+    if (instruction) return unknown(instruction, parsed.operands.map((value) => use(value, 'read', `${name} argument`)));
     const recursive = spec.recursive?.some((flag) => hasOption(parsed, flag)) ?? false;
+    const access = spec.operands === 'list' && !(spec.readsOperands?.some((flag) => hasOption(parsed, flag)) ?? false) ? 'list' : 'read';
     // Listing looks at an entry itself (`ls -l link`), unless a trailing slash asks for what it points to.
-    const paths = spec.operands === 'none' ? [] : parsed.operands.map((value) => use(value, spec.operands === 'list' ? 'list' : 'read', `${name} argument`, recursive, spec.operands === 'list' && !value.text.endsWith('/') ? { noFollow: true } : {}));
+    const paths = spec.operands === 'none' ? [] : parsed.operands.map((value) => use(value, access, `${name} argument`, recursive, access === 'list' && !value.text.endsWith('/') ? { noFollow: true } : {}));
     paths.push(...optionValues(parsed, ...(spec.reads ?? [])).map((value) => use(value, 'read', `${name} option`)));
     paths.push(...optionValues(parsed, ...(spec.writes ?? [])).map((value) => use(value, 'write', `${name} option`)));
     if (name === 'tail' && hasOption(parsed, '-f', '-F', '--follow')) return unknown('`tail -f` never ends by itself', paths);
@@ -143,6 +150,8 @@ export function commandEffects(command: SimpleCommand): CommandEffects {
       return ddEffects(rest, known, unknown);
     case 'mktemp':
       return mktempEffects(rest, known, unknown);
+    case 'tar':
+      return tarEffects(rest, known, unknown);
     case 'ln':
       // A link lets a later write land where the guard did not look.
       return unknown('`ln` makes links that later writes can go through', anyPaths(rest, 'argument', 'list'));

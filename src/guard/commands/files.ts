@@ -90,3 +90,28 @@ export function mktempEffects(rest: WordValue[], known: Known, unknown: Unknown)
   }
   return known([]);
 }
+
+const TAR_VALUE = ['-f', '--file', '-C', '--directory', '-X', '--exclude-from', '-T', '--files-from', '-b', '--blocking-factor', '-H', '--format', '-I', '--use-compress-program', '-F', '--info-script', '--new-volume-script', '--to-command', '--checkpoint-action', '--rsh-command', '--rmt-command', '-K', '--starting-file', '-N', '--newer', '-g', '--listed-incremental', '-L', '--tape-length', '-V', '--label', '--exclude', '--strip-components', '--transform', '--xform', '--owner', '--group', '--mode', '--mtime', '--occurrence', '--record-size', '--warning', '--quoting-style'];
+/** What listing an archive may use: the archive, its compression, how names print and which are shown. */
+const TAR_LISTING = new Set(['-t', '--list', '-v', '--verbose', '-f', '--file', '-z', '--gzip', '--gunzip', '--ungzip', '-j', '--bzip2', '-J', '--xz', '--lzma', '--zstd', '--wildcards', '--no-wildcards', '--anchored', '--no-anchored', '--ignore-case', '--no-ignore-case', '--force-local', '--numeric-owner', '--full-time', '--utc', '--quiet', '--exclude', '--totals', '--show-transformed-names', '--null', '--no-null']);
+const TAR_LONG = [...TAR_LISTING, '--extract', '--get', '--create', '--append', '--update', '--diff', '--compare', '--delete', '--concatenate', '--catenate', '--to-stdout', '--keep-old-files', '--overwrite', '--remove-files', '--unlink-first', '--recursive-unlink', '--absolute-names', '--dereference', '--hard-dereference', '--no-recursion', '--recursion', '--same-permissions', '--preserve-permissions', '--checkpoint', '--multi-volume', '--sparse', '--one-file-system', '--auto-compress', '--lzip', '--lzop', '--verify', '--ignore-zeros', '--ignore-failed-read', '--skip-old-files', '--keep-newer-files', '--no-same-owner', '--same-owner', '--no-same-permissions', '--touch', '--interactive', '--confirmation', '--verbatim-files-from', '--no-verbatim-files-from', '--exclude-vcs', '--exclude-vcs-ignores', '--exclude-backups', '--exclude-caches', '--index-file', '--posix', '--preserve-order', '--same-order', '--seek', '--no-seek', '--block-number', '--check-links', '--selinux', '--acls', '--xattrs', '--no-selinux', '--no-acls', '--no-xattrs'];
+
+/**
+ * tar: only listing an archive (`tar -tf x.tar`, `tar tzvf x.tgz`) is known, reading the
+ * archive. Extracting writes files no argument names; creating reads whole trees; and
+ * `-I`, `--to-command`, `--checkpoint-action`, `-F`, `--rsh-command` or an archive named
+ * `host:file` run programs. Any of those, or an option not listed, makes it not known.
+ */
+export function tarEffects(rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
+  // The traditional first word bundles flags without a dash: `tar tvf x.tar`.
+  const args = rest[0] !== undefined && rest[0].unknown === undefined && /^[A-Za-z]+$/.test(rest[0].text) ? [{ ...rest[0], text: `-${rest[0].text}` }, ...rest.slice(1)] : rest;
+  const parsed = parseArgs(args, { value: TAR_VALUE, long: TAR_LONG });
+  const archives = optionValues(parsed, '-f', '--file');
+  const reads = archives.filter((value) => value.text !== '-').map((value) => use(value, 'read', 'tar archive'));
+  if (parsed.unknown.length > 0) return unknown(unknownOption('tar', parsed.unknown[0]!), reads);
+  const other = parsed.options.find((option) => !TAR_LISTING.has(option.name));
+  if (!hasOption(parsed, '-t', '--list') || other !== undefined) return unknown(`\`tar${other === undefined ? '' : ` ${other.name}`}\` does more than list an archive: it writes files, reads trees or runs programs`, reads);
+  // `host:file` is an archive on another machine, reached through rsh.
+  if (!hasOption(parsed, '--force-local') && archives.some((value) => value.text.includes(':'))) return unknown('`tar -f host:file` runs a remote shell', reads);
+  return known(reads);
+}

@@ -23,7 +23,8 @@ const PER_CALL_CONFIG = new Set(['-c', '--config-env', '--exec-path', '--git-dir
 /** What one `git ...` does, by subcommand, after the global options. */
 export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffects {
   const owned = (reason: string, contained = false): CommandEffects => ({ ...base, known: false, why: reason, hazards: [...base.hazards, { rule: 'baseline.git-owned', reason, ...(contained ? { contained: true as const } : {}) }] });
-  // The config the agent's git writes inside the sandbox is its private copy's.
+  // Inside the sandbox the agent's git reads and writes its private, sanitised copy of the config.
+  const secrets = (reason: string, contained = false): CommandEffects => ({ ...base, known: false, why: reason, hazards: [...base.hazards, { rule: 'baseline.secrets', reason, ...(contained ? { contained: true as const } : {}) }] });
   const metadata = (reason: string): CommandEffects => ({ ...base, known: false, why: reason, hazards: [...base.hazards, { rule: 'baseline.git-metadata', reason, contained: true }] });
   const known = (paths: PathUse[] = []): CommandEffects => ({ ...base, known: base.why === undefined, paths: [...base.paths, ...paths] });
   const unknown = (why: string, paths: PathUse[] = []): CommandEffects => ({ ...base, known: false, why: base.why ?? why, paths: [...base.paths, ...paths] });
@@ -53,13 +54,15 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
     case 'config': {
       // Reading: an explicit get or list, or a lone key with no option that writes. Anything else may write.
       const options = parsed.options.map((option) => option.name);
-      const readOptions = ['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--get-color', '--get-colorbool', '--list', '-l', '--show-origin', '--show-scope', '--name-only', '--null', '-z', '--includes', '--no-includes', '--type', '--bool', '--int', '--path', '--local', '--worktree'];
+      const readOptions = ['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--get-color', '--get-colorbool', '--list', '-l', '--show-origin', '--show-scope', '--name-only', '--null', '-z', '--includes', '--no-includes', '--type', '--bool', '--int', '--path', '--local', '--worktree', '--all', '--regexp', '--url'];
       const onlyReadOptions = options.every((name) => readOptions.includes(name) || name === '--default');
-      const explicitRead = hasOption(parsed, '--get', '--get-all', '--get-regexp', '--get-urlmatch', '--list', '-l') && parsed.operands.length <= 2;
+      const explicitRead = hasOption(parsed, '--get', '--get-all', '--get-regexp', '--get-urlmatch', '--get-color', '--get-colorbool', '--list', '-l') && parsed.operands.length <= 2;
       const verb = parsed.operands[0]?.text;
       const reading = onlyReadOptions && (explicitRead || (verb === 'get' && parsed.operands.length === 2) || (verb === 'list' && parsed.operands.length === 1) || (parsed.operands.length === 1 && !['set', 'unset', 'edit', 'rename-section', 'remove-section'].includes(verb ?? '')));
-      if (reading) return known(secretProbes);
-      return metadata('git config is never changed by the agent');
+      if (!reading) return metadata('git config is never changed by the agent');
+      const printed = configValuesPrinted(parsed);
+      if (printed !== null) return secrets(`\`git config\` prints ${printed}, and config values can hold credentials (an \`http.<url>.extraheader\` token, a password in a remote URL)`, true);
+      return known(secretProbes);
     }
     case 'reset':
       if (hasOption(parsed, '--hard', '--keep', '--merge')) return owned('`git reset --hard` throws work away; the harness owns the checkout', true);
@@ -82,9 +85,19 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
     }
     case 'remote': {
       const verb = parsed.operands[0]?.text;
-      if (verb === 'show') return unknown('`git remote show` contacts the remote');
-      return verb === undefined || verb === 'get-url' ? known() : owned('remotes belong to the host repository');
+      // Names only; `-v`, `get-url` and `show` print the URLs, which can hold a password or token.
+      if (verb === undefined) return parsed.options.length === 0 ? known() : secrets('`git remote -v` prints remote URLs, which can hold a password or token');
+      if (verb === 'get-url' || verb === 'show') return secrets(`\`git remote ${verb}\` prints remote URLs, which can hold a password or token`);
+      return owned('remotes belong to the host repository');
     }
+    case 'var':
+      if (parsed.options.length > 0) return secrets('`git var -l` prints every config value, which can hold credentials');
+      return known();
+    case 'ls-remote':
+      return secrets('`git ls-remote` sends the remote\'s credentials over the network and `--get-url` prints them');
+    case 'help':
+      if (hasOption(parsed, '-w', '--web', '-i', '--info')) return unknown('`git help --web` and `--info` start a browser or info viewer');
+      break;
     case 'stash': {
       const verb = parsed.operands[0]?.text;
       if (verb === 'show' && parsed.options.some((option) => /^-[a-zA-Z]*p|^--patch/.test(option.name))) return known([use({ text: '.', glob: null }, 'read', HISTORY_ORIGIN, true)]);
@@ -101,6 +114,7 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
     default:
       break;
   }
+  if (sub === 'credential' || sub.startsWith('credential-')) return secrets(`\`git ${sub}\` prints or stores credentials`);
   if (OWNED.has(sub)) return owned(`\`git ${sub}\` belongs to the harness`, WORKTREE_ONLY.has(sub));
   if (READ_ONLY.has(sub)) {
     // git takes any unambiguous prefix of a long option: `--open` is --open-files-in-pager.
@@ -149,4 +163,34 @@ function historyScopes(args: WordValue[], parsed: ReturnType<typeof parseArgs>):
 
 
 /** Long options of read-only git commands that run programs, open pagers or write files. */
-const RISKY_LONG = ['--open-files-in-pager', '--ext-diff', '--textconv', '--output', '--output-directory', '--exec', '--upload-pack', '--receive-pack', '--config-env', '--run'];
+const RISKY_LONG = ['--open-files-in-pager', '--ext-diff', '--textconv', '--filters', '--output', '--output-directory', '--exec', '--upload-pack', '--receive-pack', '--config-env', '--run'];
+
+/** Config sections whose values name people, colours and behaviour, never a credential. */
+const PLAIN_SECTIONS = new Set([
+  'user', 'author', 'committer', 'core', 'color', 'diff', 'merge', 'log', 'init', 'pull', 'push', 'branch', 'status', 'commit',
+  'rebase', 'fetch', 'advice', 'grep', 'help', 'i18n', 'blame', 'column', 'tag', 'gc', 'pack', 'safe', 'pager', 'interactive',
+  'rerere', 'am', 'apply', 'add', 'clean', 'feature', 'checkout', 'index', 'format', 'alias', 'gpg', 'mergetool', 'difftool', 'stash', 'versionsort',
+]);
+
+/**
+ * What a config read prints that may be a credential, or null when it prints only names
+ * or keys of plain sections: a listing, a regexp or URL match (any key), or a key in a
+ * section such as `http`, `remote`, `url`, `credential`, `include`, or whose name says
+ * password, token, secret, auth, header or cookie.
+ */
+function configValuesPrinted(parsed: ReturnType<typeof parseArgs>): string | null {
+  const verb = parsed.operands[0]?.text;
+  const modern = verb === 'get' || verb === 'list';
+  const keys = modern ? parsed.operands.slice(1) : parsed.operands;
+  if (hasOption(parsed, '--get-color', '--get-colorbool')) return null;
+  const names = hasOption(parsed, '--name-only');
+  if (hasOption(parsed, '--list', '-l') || verb === 'list') return names ? null : 'every config value';
+  if (hasOption(parsed, '--get-regexp', '--get-urlmatch', '--regexp', '--url')) return names && !hasOption(parsed, '--get-urlmatch', '--url') ? null : 'the values of every key a pattern matches';
+  const key = keys[0]?.text;
+  if (key === undefined) return 'config values';
+  const parts = key.toLowerCase().split('.');
+  const section = parts[0]!;
+  const variable = parts[parts.length - 1]!;
+  if (parts.length < 2 || !PLAIN_SECTIONS.has(section) || /pass|token|secret|auth|header|cookie|cred|url/.test(variable)) return `the value of ${key}`;
+  return null;
+}

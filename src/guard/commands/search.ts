@@ -24,6 +24,9 @@ export function grepEffects(name: string, rest: WordValue[], known: Known, unkno
 const RG_VALUE = ['-e', '-f', '-g', '-m', '-A', '-B', '-C', '-t', '-T', '-j', '-M', '-E', '-r', '--regexp', '--file', '--glob', '--iglob', '--max-count', '--type', '--type-not', '--threads', '--max-columns', '--encoding', '--context', '--after-context', '--before-context', '--sort', '--sortr', '--max-depth', '--max-filesize', '--color', '--colors', '--path-separator', '--pre', '--pre-glob', '--type-add', '--type-clear', '--replace', '--ignore-file', '--context-separator', '--field-match-separator', '--field-context-separator', '--dfa-size-limit', '--regex-size-limit', '--engine'];
 const RG_LONG = ['--case-sensitive', '--count', '--count-matches', '--column', '--no-column', '--files', '--files-with-matches', '--files-without-match', '--fixed-strings', '--follow', '--hidden', '--no-hidden', '--ignore-case', '--invert-match', '--json', '--line-number', '--no-line-number', '--multiline', '--multiline-dotall', '--no-heading', '--heading', '--no-ignore', '--no-ignore-vcs', '--no-ignore-dot', '--no-ignore-parent', '--no-ignore-global', '--no-ignore-exclude', '--no-ignore-files', '--null', '--null-data', '--only-matching', '--passthru', '--pretty', '--quiet', '--smart-case', '--stats', '--text', '--trim', '--type-list', '--unrestricted', '--vimgrep', '--word-regexp', '--with-filename', '--no-filename', '--line-regexp', '--no-messages', '--pcre2', '--crlf', '--no-unicode', '--max-columns-preview', '--byte-offset', '--block-buffered', '--line-buffered', '--one-file-system', '--sort-files', '--binary', '--no-config', '--debug', '--trace', '--search-zip', '--no-require-git', '--glob-case-insensitive', '--include-zero'];
 
+/** Marks the origin of a search that skips hidden files, unless an ignore file whitelists one (judged in baseline.ts). */
+export const HIDDEN_SKIPPED = ' (hidden files skipped)';
+
 export function rgEffects(rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
   const parsed = parseArgs(rest, { value: RG_VALUE, long: RG_LONG });
   if (parsed.unknown.length > 0) return unknown(unknownOption('rg', parsed.unknown[0]!));
@@ -32,7 +35,7 @@ export function rgEffects(rest: WordValue[], known: Known, unknown: Unknown): Co
   const files = hasOption(parsed, '-e', '-f', '--regexp', '--file') || listOnly ? parsed.operands : parsed.operands.slice(1);
   // Globs and ignore files can whitelist hidden files; then hidden files count.
   const hidden = hasOption(parsed, '--hidden', '-.', '-u', '--unrestricted', '--no-ignore', '--no-ignore-dot', '--ignore-file', '--no-ignore-vcs', '--no-ignore-files') || optionValues(parsed, '-g', '--glob', '--iglob').length > 0;
-  const origin = hidden ? 'rg search' : 'rg search (hidden files skipped)';
+  const origin = hidden ? 'rg search' : `rg search${HIDDEN_SKIPPED}`;
   const follow = hasOption(parsed, '-L', '--follow') ? { followsLinks: true } : {};
   const paths = (files.length === 0 ? [{ text: '.', glob: null } as WordValue] : files).map((value) => use(value, listOnly ? 'list' : 'read', origin, true, follow));
   paths.push(...optionValues(parsed, '-f', '--file', '--ignore-file').map((v) => use(v, 'read', 'rg -f')));

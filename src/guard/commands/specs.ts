@@ -14,11 +14,31 @@ export interface CommandSpec extends OptionSpec {
   writes?: readonly string[];
   /** Options that run another program or load code: the command is then not known. */
   runs?: readonly string[];
+  /**
+   * Options that make it read files no argument names (a list of names, a tags file, a
+   * checksum list) or write files no argument names: the command is then not known.
+   */
+  indirect?: readonly string[];
+  /** Options that make the operands read for their content rather than only looked at (`file -m magic`). */
+  readsOperands?: readonly string[];
+  /** Why an operand is not a file but an instruction (`less +!cmd`, `strings @file`), or null. */
+  operandCommand?: (text: string) => string | null;
   /** Flags that make it take directory operands whole. */
   recursive?: readonly string[];
 }
 
-const CHECKSUM: CommandSpec = { operands: 'read', long: ['--binary', '--check', '--tag', '--text', '--zero', '--ignore-missing', '--quiet', '--status', '--strict', '--warn'] };
+// `-c list` reads every file the list names, which no argument shows.
+const CHECKSUM: CommandSpec = { operands: 'read', long: ['--binary', '--check', '--tag', '--text', '--zero', '--ignore-missing', '--quiet', '--status', '--strict', '--warn'], indirect: ['-c', '--check'] };
+
+/**
+ * less and more run a `+cmd` operand as keystrokes at start: `+!cmd` runs a shell
+ * command, `+s file`/`+o` write a log, `+:e file` opens another file. Only a line
+ * number, a jump to the end or start, follow mode or a plain search is known.
+ */
+function pagerCommand(text: string): string | null {
+  if (!text.startsWith('+')) return null;
+  return /^\+(\d+|[gGF]|\/[\x20-\x7e]*)$/.test(text) && !/[!|]/.test(text) ? null : `the start command \`${text}\` may run a shell command or open files the guard does not see`;
+}
 
 export const SPECS: Record<string, CommandSpec> = {
   cat: { operands: 'read', long: ['--show-all', '--number-nonblank', '--show-ends', '--number', '--squeeze-blank', '--show-tabs', '--show-nonprinting'] },
@@ -34,9 +54,19 @@ export const SPECS: Record<string, CommandSpec> = {
     value: ['-n', '-c', '-s', '--lines', '--bytes', '--pid', '--sleep-interval', '--max-unchanged-stats'],
     long: ['--quiet', '--silent', '--verbose', '--zero-terminated', '--follow', '--retry'],
   },
-  wc: { operands: 'read', value: ['--files0-from', '--total'], long: ['--bytes', '--chars', '--lines', '--max-line-length', '--words'], reads: ['--files0-from'] },
-  less: { operands: 'read', value: ['-o', '-O', '--log-file', '--LOG-FILE', '-k', '--lesskey-file', '-p', '--pattern', '-t', '--tag', '-T', '--tag-file', '-x', '--tabs', '-y', '-z', '-b', '-h', '-j', '-P'], long: [], writes: ['-o', '-O', '--log-file', '--LOG-FILE'], reads: ['-k', '--lesskey-file', '-T', '--tag-file'] },
-  more: { operands: 'read', value: ['-n', '--lines'], long: ['--silent', '--logical', '--no-pause', '--print-over', '--clean-print', '--squeeze', '--plain'] },
+  // --files0-from reads every file the list names.
+  wc: { operands: 'read', value: ['--files0-from', '--total'], long: ['--bytes', '--chars', '--lines', '--max-line-length', '--words'], indirect: ['--files0-from'] },
+  // A lesskey file can set LESSOPEN, which runs a command on every file; a tags file names the files to open.
+  less: {
+    operands: 'read',
+    value: ['-o', '-O', '--log-file', '--LOG-FILE', '-k', '--lesskey-file', '--lesskey-src', '--lesskey-content', '-p', '--pattern', '-t', '--tag', '-T', '--tag-file', '-x', '--tabs', '-y', '-z', '-b', '-h', '-j', '-P', '-D', '-#'],
+    long: [],
+    writes: ['-o', '-O', '--log-file', '--LOG-FILE'],
+    runs: ['-k', '--lesskey-file', '--lesskey-src', '--lesskey-content'],
+    indirect: ['-t', '--tag', '-T', '--tag-file'],
+    operandCommand: pagerCommand,
+  },
+  more: { operands: 'read', value: ['-n', '--lines'], long: ['--silent', '--logical', '--no-pause', '--print-over', '--clean-print', '--squeeze', '--plain'], operandCommand: pagerCommand },
   cut: {
     operands: 'read',
     value: ['-b', '-c', '-d', '-f', '--bytes', '--characters', '--delimiter', '--fields', '--output-delimiter'],
@@ -59,7 +89,8 @@ export const SPECS: Record<string, CommandSpec> = {
   },
   hexdump: { operands: 'read', value: ['-e', '-f', '-n', '-s', '--format', '--format-file', '--length', '--skip'], optional: ['--color'], long: ['--one-byte-octal', '--one-byte-char', '--canonical', '--two-bytes-decimal', '--two-bytes-octal', '--two-bytes-hex', '--no-squeezing'], reads: ['-f', '--format-file'] },
   hd: { operands: 'read', value: ['-e', '-f', '-n', '-s'], long: [], reads: ['-f'] },
-  strings: { operands: 'read', value: ['-n', '-t', '-e', '-s', '--bytes', '--radix', '--encoding', '--output-separator'], long: ['--all', '--print-file-name', '--include-all-whitespace'] },
+  // binutils reads `@file` as more arguments, files to read among them.
+  strings: { operands: 'read', value: ['-n', '-t', '-e', '-s', '-T', '--bytes', '--radix', '--encoding', '--output-separator', '--target'], long: ['--all', '--print-file-name', '--include-all-whitespace'], operandCommand: (text) => (text.startsWith('@') ? `\`strings ${text}\` reads more arguments from a file` : null) },
   md5sum: CHECKSUM,
   sha1sum: CHECKSUM,
   sha224sum: CHECKSUM,
@@ -80,7 +111,8 @@ export const SPECS: Record<string, CommandSpec> = {
     long: ['--all', '--almost-all', '--author', '--escape', '--ignore-backups', '--directory', '--dired', '--classify', '--file-type', '--full-time', '--group-directories-first', '--no-group', '--human-readable', '--si', '--dereference-command-line', '--dereference-command-line-symlink-to-dir', '--dereference', '--inode', '--kibibytes', '--literal', '--numeric-uid-gid', '--hide-control-chars', '--show-control-chars', '--quote-name', '--reverse', '--recursive', '--size', '--context', '--zero'],
     recursive: ['-R', '--recursive'],
   },
-  tree: { operands: 'list', value: ['-L', '-P', '-I', '-o', '--filelimit', '--charset', '--timefmt', '--sort'], long: ['--noreport', '--dirsfirst', '--filesfirst', '--prune', '--du', '--si', '--inodes', '--device', '--gitignore', '--matchdirs', '--ignore-case'], writes: ['-o'], recursive: [] },
+  // -R runs tree again in every directory with `-o 00Tree.html`; --fromfile (unknown here) reads listings from files.
+  tree: { operands: 'list', value: ['-L', '-P', '-I', '-o', '-H', '-T', '--filelimit', '--charset', '--timefmt', '--sort'], long: ['--noreport', '--dirsfirst', '--filesfirst', '--prune', '--du', '--si', '--inodes', '--device', '--gitignore', '--matchdirs', '--ignore-case'], writes: ['-o'], recursive: [], indirect: ['-R'] },
   du: {
     operands: 'list',
     value: ['-B', '-d', '-t', '-X', '--block-size', '--max-depth', '--threshold', '--time-style', '--files0-from', '--exclude-from', '--exclude'],
@@ -93,7 +125,10 @@ export const SPECS: Record<string, CommandSpec> = {
     operands: 'list',
     value: ['-e', '-f', '-F', '-m', '-P', '--exclude', '--exclude-quiet', '--files-from', '--separator', '--magic-file', '--parameter'],
     long: ['--compile', '--brief', '--mime', '--mime-type', '--mime-encoding', '--keep-going', '--dereference', '--no-dereference', '--no-pad', '--print0', '--preserve-date', '--raw', '--special-files', '--uncompress', '--uncompress-noreport', '--extension', '--apple', '--no-buffer'],
-    reads: ['-f', '-m', '--files-from', '--magic-file'],
+    // A magic file can print what it matches, so the files are read, not only looked at; a names file lists more files.
+    reads: ['-m', '--magic-file'],
+    readsOperands: ['-m', '--magic-file'],
+    indirect: ['-f', '--files-from'],
     runs: ['-z', '-Z', '-C', '--uncompress', '--uncompress-noreport', '--compile'],
   },
   realpath: { operands: 'list', value: ['--relative-to', '--relative-base'], long: ['--canonicalize-existing', '--canonicalize-missing', '--logical', '--physical', '--quiet', '--strip', '--no-symlinks', '--zero'] },

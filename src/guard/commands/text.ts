@@ -101,62 +101,97 @@ export function sedScriptEscapes(script: string): boolean {
   return false;
 }
 
+/**
+ * awk: only `-F` and `-v` (and gawk's `-e` program text) are known; every other option
+ * loads program files or libraries (`-f`, `-i`, `-l`, `-E`), writes files (gawk's `-o`,
+ * `-p`, `-d`) or runs code (mawk's `-W exec`), and makes the command not known.
+ */
 export function awkEffects(name: string, rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
-  const parsed = parseArgs(rest, { value: ['-F', '-v', '-f', '-W', '-l', '-i', '-E', '--field-separator', '--assign', '--file', '--load', '--include', '--exec'], long: ['--posix', '--traditional'] });
-  // -f, -E, -i and -l (gawk) load program files or native libraries; -W exec (mawk) too.
-  if (parsed.unknown.length > 0 || hasOption(parsed, '-f', '--file', '-W', '-l', '-i', '-E', '--load', '--include', '--exec')) return unknown(`\`${name}\` runs a program the guard cannot read`);
-  const [program, ...files] = parsed.operands;
-  if (program === undefined || program.unknown !== undefined) return unknown(`the ${name} program is not known`);
-  // `>` and `|` redirect only print, printf and getline; a comparison like `$1 > 3` is fine.
-  const redirects = /\b(print|printf|getline)\b/.test(program.text) && /[>|]/.test(program.text);
-  if (redirects || /system|getline|fflush|close|ENVIRON|ARGV|ARGC|PROCINFO|@/.test(program.text)) {
-    return unknown(`the ${name} program may run commands, write or pick files, or read the environment`, files.map((v) => use(v, 'read', `${name} file`)));
+  const parsed = parseArgs(rest, { value: ['-F', '-v', '-e', '-f', '-W', '-l', '-i', '-E', '--field-separator', '--assign', '--source', '--file', '--load', '--include', '--exec'], long: ['--posix', '--traditional'] });
+  if (parsed.unknown.length > 0) return unknown(`\`${name}\` runs a program the guard cannot read`);
+  const other = parsed.options.find((option) => !['-F', '-v', '-e', '--field-separator', '--assign', '--source'].includes(option.name));
+  if (other !== undefined) return unknown(`\`${name} ${other.name}\` loads a program or library, writes files or runs code`, optionValues(parsed, '-f', '--file', '-i', '--include', '-E', '--exec').map((v) => use(v, 'read', `${name} ${other.name}`)));
+  const inline = optionValues(parsed, '-e', '--source');
+  const programs = inline.length > 0 ? inline : parsed.operands.slice(0, 1);
+  const files = inline.length > 0 ? parsed.operands : parsed.operands.slice(1);
+  if (programs.length === 0 || programs.some((program) => program.unknown !== undefined)) return unknown(`the ${name} program is not known`);
+  for (const { text } of programs) {
+    // `>` and `|` redirect only print, printf and getline; a comparison like `$1 > 3` is fine.
+    const redirects = /\b(print|printf|getline)\b/.test(text) && /[>|]/.test(text);
+    if (redirects || /system|getline|fflush|close|ENVIRON|ARGV|ARGC|PROCINFO|@/.test(text)) {
+      return unknown(`the ${name} program may run commands, write or pick files, or read the environment`, files.map((v) => use(v, 'read', `${name} file`)));
+    }
   }
   return known(files.filter((v) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(v.text)).map((v) => use(v, 'read', `${name} file`)));
 }
 
-/** jq's `--arg name value` family take two words; `--slurpfile`/`--rawfile name file` read the file. */
+const JQ_LONG = /^--(slurp|raw-input|null-input|compact-output|tab|color-output|monochrome-output|ascii-output|unbuffered|sort-keys|raw-output|join-output|raw-output0|exit-status|seq|stream|stream-errors|binary)$/;
+/** Short flags that only shape jq's input and output; `-f` (a program file) and `-L` (a module path) are not among them. */
+const JQ_SHORT = 'nrjascCMSeRhb0';
+/** yq (python's, a jq wrapper) adds these; `-i` rewrites files and Go yq's `-s` writes one file per document. */
+const YQ_SHORT = 'nrjacCMSeRhyYP';
+
+/**
+ * A jq program that names another file: `import "m" as m;`, `include "m";`,
+ * `import "data" as $d;` (reads a JSON file from the module search path), or
+ * `modulemeta`; yq's `load("file")` family reads any file.
+ */
+function jqProgramReads(program: string, name: string): boolean {
+  if (/(^|[^.\w$])(import|include|modulemeta)\b/.test(program)) return true;
+  return name === 'yq' && /\bload\w*\s*\(/.test(program);
+}
+
+/**
+ * jq's `--arg name value` family take two words; `--slurpfile`/`--rawfile name file`
+ * read the file. A program that imports modules or data, a program file (which may),
+ * or a module search path make the command not known.
+ */
 export function jqEffects(name: string, rest: WordValue[], known: Known, unknown: Unknown): CommandEffects {
   const paths: PathUse[] = [];
   const positional: WordValue[] = [];
-  let fromFile = false;
+  const shortFlags = name === 'yq' ? YQ_SHORT : JQ_SHORT;
   for (let i = 0; i < rest.length; i++) {
-    const text = rest[i]!.text;
-    if (rest[i]!.unknown === undefined && /^--(arg|argjson|slurpfile|rawfile)$/.test(text)) {
-      if (text === '--slurpfile' || text === '--rawfile') if (rest[i + 2]) paths.push(use(rest[i + 2]!, 'read', `${name} ${text}`));
-      i += 2;
-      continue;
+    const arg = rest[i]!;
+    const text = arg.text;
+    if (arg.unknown !== undefined) return unknown(unknownOption(name, UNKNOWN_ARGUMENT));
+    if (text === '--') {
+      positional.push(...rest.slice(i + 1));
+      break;
     }
-    if (text === '-f' || text === '--from-file') {
-      fromFile = true;
-      if (rest[i + 1]) paths.push(use(rest[i + 1]!, 'read', `${name} -f`));
-      i += 1;
+    if (/^--(arg|argjson|slurpfile|rawfile)$/.test(text)) {
+      if (rest[i + 1]?.unknown !== undefined || rest[i + 2]?.unknown !== undefined) return unknown(unknownOption(name, UNKNOWN_ARGUMENT));
+      if ((text === '--slurpfile' || text === '--rawfile') && rest[i + 2]) paths.push(use(rest[i + 2]!, 'read', `${name} ${text}`));
+      i += 2;
       continue;
     }
     if (text === '--indent') {
       i += 1;
       continue;
     }
-    // -L adds a module path (imports read files from it); --args turns later words into values.
-    if (text === '-L' || text.startsWith('-L') || text === '--args' || text === '--jsonargs') return unknown(`\`${name} ${text}\` reads modules or arguments the guard does not follow`);
-    if (rest[i]!.unknown !== undefined) return unknown(unknownOption(name, UNKNOWN_ARGUMENT));
-    if (text.startsWith('--') && !/^--(slurp|raw-input|null-input|compact-output|tab|color-output|monochrome-output|ascii-output|unbuffered|sort-keys|raw-output|join-output|raw-output0|exit-status|seq|stream|stream-errors)$/.test(text)) {
-      return unknown(unknownOption(name, text));
+    // A program file (which may import), a module path, or arguments read as values: the file or folder named is read all the same.
+    const cluster = /^-[a-zA-Z0-9]+$/.test(text) && /[fL]/.test(text);
+    if (cluster || text === '--from-file' || text.startsWith('--library-path') || text === '--args' || text === '--jsonargs') {
+      const inline = text.startsWith('-L') && text.length > 2 ? { ...arg, text: text.slice(2) } : text.startsWith('--library-path=') ? { ...arg, text: text.slice(15) } : undefined;
+      const value = inline ?? (text === '--args' || text === '--jsonargs' ? undefined : rest[i + 1]);
+      const named = value === undefined ? [] : [use(value, 'read', `${name} ${text}`, text.includes('L') || text.startsWith('--library'))];
+      return unknown(`\`${name} ${text}\` reads a program, modules or arguments the guard does not follow`, [...paths, ...named]);
     }
-    if (text.startsWith('-') && text !== '-') {
-      if (name === 'yq' && /i/.test(text.slice(1))) return unknown('`yq -i` rewrites files');
-      if (text.includes('f')) {
-        // `-nf file`: f in a cluster takes the next word as the program file.
-        fromFile = true;
-        if (rest[i + 1]) paths.push(use(rest[i + 1]!, 'read', `${name} -f`));
-        i += 1;
-      }
-      if (text.includes('L')) return unknown(`\`${name} -L\` reads modules from a directory`);
+    if (text.startsWith('--')) {
+      if (!JQ_LONG.test(text) || (name === 'yq' && text === '--slurp')) return unknown(unknownOption(name, text));
       continue;
     }
-    positional.push(rest[i]!);
+    if (text.startsWith('-') && text !== '-') {
+      const other = [...text.slice(1)].find((letter) => !shortFlags.includes(letter));
+      if (other !== undefined) return unknown(`\`${name} -${other}\` is not an option the guard knows to only shape output`);
+      continue;
+    }
+    positional.push(arg);
   }
-  const files = fromFile ? positional : positional.slice(1);
+  const [program, ...files] = positional;
+  // Go yq takes `eval`/`e` before the expression: every word is looked at as a program.
+  if (positional.some((word) => jqProgramReads(word.text, name)) || (program !== undefined && jqProgramReads(program.text, name))) {
+    return unknown(`the ${name} program imports modules or data from files the guard does not see`, [...paths, ...files.map((v) => use(v, 'read', `${name} argument`))]);
+  }
   return known([...paths, ...files.map((v) => use(v, 'read', `${name} argument`))]);
 }
 
@@ -167,11 +202,13 @@ export function sortEffects(rest: WordValue[], known: Known, unknown: Unknown): 
   const parsed = parseArgs(rest, { value: SORT_VALUE, optional: ['--check'], long: SORT_LONG });
   if (parsed.unknown.length > 0) return unknown(unknownOption('sort', parsed.unknown[0]!));
   if (hasOption(parsed, '--compress-program')) return unknown('`sort --compress-program` runs a program');
+  // The list names the files sort reads and prints: none of them is an argument the guard sees.
+  if (hasOption(parsed, '--files0-from')) return unknown('`sort --files0-from` reads and prints the files a list names', optionValues(parsed, '--files0-from').map((v) => use(v, 'read', 'sort --files0-from')));
   return known([
     ...parsed.operands.map((v) => use(v, 'read', 'sort argument')),
     ...optionValues(parsed, '-o', '--output').map((v) => use(v, 'write', 'sort -o')),
     ...optionValues(parsed, '-T', '--temporary-directory').map((v) => use(v, 'write', 'sort -T', true)),
-    ...optionValues(parsed, '--files0-from', '--random-source').map((v) => use(v, 'read', 'sort --files0-from')),
+    ...optionValues(parsed, '--random-source').map((v) => use(v, 'read', 'sort --random-source')),
   ]);
 }
 

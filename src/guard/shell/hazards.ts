@@ -18,8 +18,12 @@ const SENSITIVE = new Set([
   'OPENSSL_CONF', 'HOSTALIASES', 'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'MAVEN_OPTS', 'GRADLE_OPTS',
   'MAKEFLAGS', 'MFLAGS', 'CC', 'CXX', 'RUSTC_WRAPPER', 'PHPRC', 'COMP_WORDBREAKS', 'SSL_CERT_FILE', 'SSL_CERT_DIR',
 ]);
-/** Families of variables with the same power, matched without regard to case where programs read them so (npm). */
-const SENSITIVE_FAMILIES = /^(LD_|DYLD_|BASH_FUNC_|PYTHON|PIP_|PERL|RUBY|GEM_|BUNDLE_|CARGO_|DOTNET_|XDG_|SSH_|GIT_|LUA_|TCL)|^(npm_config_|yarn_|pnpm_|npm_package_)/i;
+/**
+ * Families of variables with the same power, matched without regard to case where programs
+ * read them so (npm). less reads a dozen (`LESSKEY_CONTENT` holds a lesskey file that can set
+ * `LESSOPEN`; `LESSHISTFILE` is written).
+ */
+const SENSITIVE_FAMILIES = /^(LD_|DYLD_|BASH_FUNC_|PYTHON|PIP_|PERL|RUBY|GEM_|BUNDLE_|CARGO_|DOTNET_|XDG_|SSH_|GIT_|LUA_|TCL|LESS)|^(npm_config_|yarn_|pnpm_|npm_package_)/i;
 /** Git variables that only name an author: everything else under GIT_ can point git at other config, dirs or programs. */
 export const HARMLESS_GIT = /^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TERMINAL_PROMPT$/;
 

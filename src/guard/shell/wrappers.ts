@@ -247,7 +247,9 @@ function unwrapFind(args: Args): Unwrapped | null {
     i = j;
   }
   if (commands.length === 0) return null;
-  return { wrapper: 'find -exec', commands, scripts: [], assignments: new Map() };
+  // -execdir and -okdir run the command in each found file's directory, which is known only then.
+  const elsewhere = args.some((arg) => arg.text === '-execdir' || arg.text === '-okdir');
+  return { wrapper: 'find -exec', commands, scripts: [], assignments: new Map(), ...(elsewhere ? { cwd: unknownValue('the directory of each file find finds') } : {}) };
 }
 
 /** `git -C dir -c k=v --no-pager push` runs `git push` in `dir`: the subcommand is what rules judge. */
