@@ -114,6 +114,7 @@ class Walker {
       if (node === null || node.descendantsOfType(['command_substitution', 'process_substitution']).length > 0) continue;
       if (insideQuotedData(node)) continue;
       if (/(^|[^\\])(`|\$\()/.test(node.text)) this.problem('a substitution the parser did not recognise');
+      if (node.descendantsOfType('expansion').length === 0 && evaluatingExpansionInText(node.text)) this.problem('a `${…}` the parser did not recognise evaluates text as code');
     }
     // `${x@P}`, `${!x}`, `${a[i]}`, `${v:o}` and `$((x))` evaluate text as code wherever
     // they sit: a `[[ ]]`, a case pattern, a here-string, a default value, a heredoc.

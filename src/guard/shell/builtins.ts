@@ -31,9 +31,10 @@ export function applyBuiltin(name: string, args: WordValue[], state: ShellState,
       return next;
     }
     case 'printf': {
-      const index = args.findIndex((arg) => arg.text === '-v');
-      if (index === -1) return state;
-      return assigns([args[index + 1]], state, context, '`printf -v`');
+      // `-v NAME` or `-vNAME`; an unknown first argument may be either.
+      const target = optionValue(args, 'v', 'v');
+      if (target === null) return state;
+      return assigns([target], state, context, '`printf -v`');
     }
     case 'read':
     case 'mapfile':

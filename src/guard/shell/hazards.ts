@@ -32,10 +32,11 @@ export function sensitiveVariable(name: string): string | null {
 
 /**
  * Variables a fresh bash gives the integer attribute (`declare -p` shows `-i`): a value
- * assigned to one is evaluated as arithmetic, so `OPTIND='a[$(cmd)]'` runs cmd. A
- * script's own `declare -i` adds to these (ShellState.integers).
+ * assigned to one is evaluated as arithmetic, so `OPTIND='a[$(cmd)]'` runs cmd. SECONDS
+ * and LINENO hold numbers and evaluate too once they have the attribute, so they are
+ * treated alike. A script's own `declare -i` adds to these (ShellState.integers).
  */
-export const INTEGER_VARIABLES: ReadonlySet<string> = new Set(['BASHPID', 'EUID', 'HISTCMD', 'OPTIND', 'PPID', 'RANDOM', 'SRANDOM', 'UID']);
+export const INTEGER_VARIABLES: ReadonlySet<string> = new Set(['BASHPID', 'EUID', 'HISTCMD', 'OPTIND', 'PPID', 'RANDOM', 'SRANDOM', 'UID', 'SECONDS', 'LINENO']);
 
 /**
  * Whether text bash evaluates as arithmetic can run code: a name reads a variable whose

@@ -1,6 +1,6 @@
 import type { SyntaxNode } from './parser.js';
 import { expandBraces } from './braces.js';
-import { arithmeticNamesVariables } from './hazards.js';
+import { arithmeticNamesVariables, expansionRuns } from './hazards.js';
 
 /** One value a shell word can take: the text the command receives, and the glob it was when one is active. */
 export interface WordValue {
@@ -146,9 +146,9 @@ function parameter(node: SyntaxNode, scope: WordScope, quoted: boolean): string[
   const name = nameNode?.text;
   const plain = name !== undefined && (node.text === `$${name}` || node.text === `\${${name}}`);
   if (!plain) {
-    // Indirection, subscripts, substrings and @-transforms evaluate text as names,
+    // Indirection, subscripts, substring offsets and `@P` evaluate text as names,
     // arithmetic or prompts, any of which can run a command substitution.
-    if (/^\$\{(!|#?[A-Za-z_][A-Za-z0-9_]*(\[|:[^-=+?]|@))/.test(node.text)) scope.onProblem(`\`${node.text.slice(0, 40)}\` evaluates text in a way that can run code`);
+    if (node.type === 'expansion' && expansionRuns(node)) scope.onProblem(`\`${node.text.slice(0, 40)}\` evaluates text in a way that can run code`);
     visitSubstitutions(node, scope);
     return `\`${node.text}\` is not a plain variable`;
   }
