@@ -548,6 +548,12 @@ describe('places where bash evaluates a name or a value as code', () => {
     [`[[ \${#a[i]} == 1 ]]`],
     [`cat <<E\n\${a[i]}\nE`],
     [`case $((o)) in 1) ;; esac`],
+    // A pattern the grammar keeps as text (a `regex` node) is expanded by bash all the same.
+    [`[[ a =~ x\${v@P} ]]`],
+    [`echo \${x/\${v@P}/y}`],
+    [`echo \${x%%\${v@P}}`],
+    [`echo \${x#\${a[i]}}`],
+    [`[[ x =~ \${a[i]} ]]`],
   ])('reports the prompt or arithmetic expansion in %s', (script) => {
     expect(analyse(script).problems).not.toEqual([]);
   });
@@ -567,6 +573,9 @@ describe('places where bash evaluates a name or a value as code', () => {
     ['OPTIND=1; getopts ab opt'],
     ['RANDOM=42; echo $RANDOM'],
     ['SECONDS=0'],
+    ['RANDOM=$$; OPTIND=$#'],
+    ['[[ abc =~ ^[a-z]+$ ]] && echo "${BASH_REMATCH[0]}"'],
+    ['x=a.js; echo ${x%.js} ${x#*.} ${x/a/b} ${x//./_}'],
     ['for OPTIND in 1 2; do :; done'],
     ['arr=(a b)'],
     ['arr=([0]=a [1]=b)'],

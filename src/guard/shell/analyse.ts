@@ -69,7 +69,7 @@ class Walker {
    */
   integerAssigned(name: string, values: WordValue[] | null, state: ShellState): void {
     if (!state.integers.has(name)) return;
-    if (values === null || values.some((value) => value.unknown !== undefined || arithmeticTextRuns(value.text))) {
+    if (values === null || values.some((value) => (value.unknown !== undefined && !value.numeric) || (value.unknown === undefined && arithmeticTextRuns(value.text)))) {
       this.problem(`a value assigned to ${name}, an integer variable, is evaluated as arithmetic, which can run code`);
     }
   }
@@ -110,11 +110,12 @@ class Walker {
    */
   sweepSubstitutions(root: SyntaxNode, via: string[], depth: number): void {
     // Text that bash would run as a substitution but the grammar left as a word.
-    for (const node of root.descendantsOfType(['word', 'string_content', 'expansion', 'concatenation'])) {
-      if (node === null || node.descendantsOfType(['command_substitution', 'process_substitution']).length > 0) continue;
-      if (insideQuotedData(node)) continue;
+    // A `regex` (`[[ a =~ … ]]`, the pattern of `${x/…/y}` and `${x#…}`) is expanded by bash but left as text.
+    for (const node of root.descendantsOfType(['word', 'string_content', 'expansion', 'concatenation', 'regex'])) {
+      if (node === null || insideQuotedData(node)) continue;
+      if (['word', 'string_content', 'regex'].includes(node.type) && evaluatingExpansionInText(node.text)) this.problem('a `${…}` the parser did not recognise evaluates text as code');
+      if (node.descendantsOfType(['command_substitution', 'process_substitution']).length > 0) continue;
       if (/(^|[^\\])(`|\$\()/.test(node.text)) this.problem('a substitution the parser did not recognise');
-      if (node.descendantsOfType('expansion').length === 0 && evaluatingExpansionInText(node.text)) this.problem('a `${…}` the parser did not recognise evaluates text as code');
     }
     // `${x@P}`, `${!x}`, `${a[i]}`, `${v:o}` and `$((x))` evaluate text as code wherever
     // they sit: a `[[ ]]`, a case pattern, a here-string, a default value, a heredoc.
