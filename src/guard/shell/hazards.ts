@@ -50,10 +50,10 @@ export function arithmeticTextRuns(text: string): boolean {
 /**
  * Whether a name that a builtin looks up or assigns (`unset`, `wait -p`, `read`,
  * `printf -v`, `declare`, `test -v`) can run code: anything but a plain name, or a
- * name with a number for subscript, is a subscript bash evaluates as arithmetic.
+ * name with a number, `@` or `*` for subscript, is a subscript bash evaluates as arithmetic.
  */
 export function nameRuns(text: string): boolean {
-  return !/^[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?$/.test(text);
+  return !/^[A-Za-z_][A-Za-z0-9_]*(\[([0-9]+|[@*])\])?$/.test(text);
 }
 
 /**
