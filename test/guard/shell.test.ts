@@ -454,3 +454,169 @@ describe('what the analysis cannot vouch for', () => {
     expect(runs('cat $((1+2))')).toEqual([{ argv: ['cat', '<unknown>'], cwd: ROOT }]);
   });
 });
+
+// Each row was checked with bash 5.2: the payload's command substitution runs there.
+// A payload `a[$(id)]` in a name or an arithmetic value is a subscript bash expands.
+describe('places where bash evaluates a name or a value as code', () => {
+  it.each([
+    // Names: unset, wait -p, the declaration builtins however they are reached.
+    [`unset 'a[$(id)]'`],
+    [`unset -v "a[\\$(id)]"`],
+    [`f=$(cat list); unset $f`],
+    [`command unset 'a[$(id)]'`],
+    [`builtin unset -v 'a[$(id)]'`],
+    [`time unset 'a[$(id)]'`],
+    [`\\unset 'a[$(id)]'`],
+    [`wait -n -p 'a[$(id)]'`],
+    [`wait -np 'a[$(id)]'`],
+    [`wait -fnp'a[$(id)]'`],
+    [`command wait -n -p 'a[$(id)]'`],
+    [`command declare 'a[$(id)]=1'`],
+    [`builtin typeset 'a[$(id)]=1'`],
+    [`f() { command local 'a[$(id)]=1'; }`],
+    [`"declare" 'a[$(id)]=1'`],
+    [`builtin export 'a[$(id)]'`],
+    [`command readonly 'a[$(id)]'`],
+    [`command declare -i n; n=1`],
+    [`printf -v 'a[$(id)]' x`],
+    [`printf '-va[$(id)]' x`],
+    [`command test -v 'a[$(id)]'`],
+    [`builtin [ -v 'a[$(id)]' ]`],
+    [`let 'a[$(id)]'`],
+    [`command let x=1`],
+    [`compgen -W '$(id)'`],
+    [`compgen -o default -C id x`],
+    // Values of integer variables, however they are assigned.
+    [`OPTIND='a[$(id)]'`],
+    [`RANDOM='a[$(id)]'`],
+    [`SRANDOM='a[$(id)]'`],
+    [`HISTCMD='a[$(id)]'`],
+    [`SECONDS='a[$(id)]'`],
+    [`OPTIND+='a[$(id)]'`],
+    [`x='a[$(id)]'; OPTIND=$x`],
+    [`OPTIND='a[$(id)]' >/dev/null`],
+    [`export OPTIND='a[$(id)]'`],
+    [`declare RANDOM='a[$(id)]'`],
+    [`readonly SRANDOM='a[$(id)]'`],
+    [`command export OPTIND='a[$(id)]'`],
+    [`builtin readonly RANDOM='a[$(id)]'`],
+    [`for OPTIND in 'a[$(id)]'; do :; done`],
+    [`select RANDOM in 'a[$(id)]'; do break; done`],
+    [`echo 'a[$(id)]' | { read OPTIND; }`],
+    [`printf -v RANDOM %s 'a[$(id)]'`],
+    [`getopts ab OPTIND`],
+    [`: \${OPTIND:='a[$(id)]'}`],
+    [`declare -i n; n='a[$(id)]'`],
+    // Subscripts the grammar does not show as such.
+    [`i='a[$(id)]'; arr=([i]=1)`],
+    [`i='a[$(id)]'; arr+=([i]=1)`],
+    [`y='a[$(id)]'; echo hi {b[y]}>/dev/null`],
+    [`exec {b[y]}>&-`],
+  ])('reports %s', (script) => {
+    expect(analyse(script).problems).not.toEqual([]);
+  });
+
+  it.each([
+    [`echo "\${v@P}"`],
+    [`echo \${!r@P}`],
+    [`echo "\${@@P}"`],
+    [`echo \${*@P}`],
+    [`echo \${1@P}`],
+    [`echo "\${a[0]@P}"`],
+    [`echo \${a[@]@P}`],
+    [`echo \${u:-\${v@P}}`],
+    [`echo "x\${u:+\${v@P}}y"`],
+    [`x=\${v@P}`],
+    [`x=(\${v@P})`],
+    [`case a in \${v@P}) ;; esac`],
+    [`case \${v@P} in a) ;; esac`],
+    [`echo hi > o\${v@P}`],
+    [`cat <<< \${v@P}`],
+    [`cat <<< "\${v@P}"`],
+    [`[[ \${v@P} ]]`],
+    [`[[ a == "\${v@P}" ]]`],
+    [`cat <<E\n\${v@P}\nE`],
+    [`cat <<E\nx \${u:-\${v@P}}\nE`],
+    [`cat <<-E\n\t\${v@P}\n\tE`],
+    [`bash -c 'echo \${v@P}'`],
+    [`for x in \${v@P}; do :; done`],
+    [`local x=\${v@P}`],
+    // Other expansions that evaluate text, where the grammar leaves them unjudged.
+    [`[[ \${v:o} == x ]]`],
+    [`case \${a[i]} in x) ;; esac`],
+    [`cat <<< "\${!r}"`],
+    [`[[ \${#a[i]} == 1 ]]`],
+    [`cat <<E\n\${a[i]}\nE`],
+    [`case $((o)) in 1) ;; esac`],
+    // A pattern the grammar keeps as text (a `regex` node) is expanded by bash all the same.
+    [`[[ a =~ x\${v@P} ]]`],
+    [`echo \${x/\${v@P}/y}`],
+    [`echo \${x%%\${v@P}}`],
+    [`echo \${x#\${a[i]}}`],
+    [`[[ x =~ \${a[i]} ]]`],
+  ])('reports the prompt or arithmetic expansion in %s', (script) => {
+    expect(analyse(script).problems).not.toEqual([]);
+  });
+
+  it.each([
+    ['unset x'],
+    ['unset -f f; unset -v x y'],
+    ["unset 'arr[0]'"],
+    ['wait'],
+    ['sleep 1 & wait $!'],
+    ['wait -n'],
+    ['local i=0'],
+    ['export FOO=bar'],
+    ['command export FOO=bar'],
+    ['read -r line'],
+    ['OPTIND=1'],
+    ['OPTIND=1; getopts ab opt'],
+    ['RANDOM=42; echo $RANDOM'],
+    ['SECONDS=0'],
+    ['RANDOM=$$; OPTIND=$#'],
+    ['[[ abc =~ ^[a-z]+$ ]] && echo "${BASH_REMATCH[0]}"'],
+    ['x=a.js; echo ${x%.js} ${x#*.} ${x/a/b} ${x//./_}'],
+    ['for OPTIND in 1 2; do :; done'],
+    ['arr=(a b)'],
+    ['arr=([0]=a [1]=b)'],
+    ["printf -v out '%s' x"],
+    ["printf '%s\\n' x"],
+    ['echo {a,b}>/dev/null'],
+    ['echo "${x@Q}"'],
+    ["echo '${v@P}'"],
+    ['echo "\\${v@P}"'],
+    ["cat <<'E'\n${v@P} ${a[i]}\nE"],
+    ['cat <<E\n${HOME} ${x:-y} ${#x}\nE'],
+    ['echo "${v:1:2}" "${v: -1}" "${v:-x}"'],
+    ['echo ${!prefix*} ${!arr[@]}'],
+    ['for i in 1 2 3; do echo $i; done'],
+  ])('finds nothing to report in %s', (script) => {
+    expect(analyse(script).problems).toEqual([]);
+  });
+
+  it('remembers a name declared -i, so a later value for it is arithmetic', () => {
+    expect(analyse("command declare -i n; n='a[$(id)]'").problems).toContain('a value assigned to n, an integer variable, is evaluated as arithmetic, which can run code');
+    expect(analyse("declare -i n; n='a[$(id)]'").problems).toContain('a value assigned to n, an integer variable, is evaluated as arithmetic, which can run code');
+  });
+
+  it('reads `command test -v x` as test with its -v, not as `command -v`', () => {
+    expect(analyse("command test -v 'a[$(id)]'").commands.map(argv)).toContainEqual(['test', '-v', 'a[$(id)]']);
+    expect(analyse('command -v ls').commands.map(argv)).toEqual([['command', '-v', 'ls']]);
+  });
+});
+
+describe('tilde expansion before a glob', () => {
+  it('expands `~/` to $HOME and keeps the glob active after it', () => {
+    const [cat] = analyse('cat ~/.ss?/id_*').commands;
+    expect(cat!.args[1]!.text).toBe(`${HOME}/.ss?/id_*`);
+    expect(cat!.args[1]!.glob).not.toBeNull();
+  });
+
+  it('expands `~+` to the directory the command runs in', () => {
+    expect(runs('cd src && cat ~+/a*').at(-1)).toEqual({ argv: ['cat', `${ROOT}/src/a*`], cwd: `${ROOT}/src` });
+  });
+
+  it.each(['cat ~-/*', 'cat ~root/.ssh/*', 'x=~root/.ssh; cat $x/*'])('leaves %s unknown rather than guessing the directory', (script) => {
+    expect(analyse(script).commands.some((command) => command.args.some((arg) => arg.unknown !== undefined))).toBe(true);
+  });
+});

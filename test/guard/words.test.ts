@@ -181,3 +181,30 @@ describe('resolvePhysical with relative paths', () => {
     expect(resolvePhysical('link/../x', dir)).toBe(path.join(dir, 'real/x'));
   });
 });
+
+describe('globCandidates after a tilde or a quoted directory', () => {
+  // The words arrive with the expanded directory quoted: `~/.ss?` is `\/\h\o\m\e/.ss?`.
+  const quoted = (dir: string): string => dir.replace(/[\s\S]/g, (char) => `\\${char}`);
+
+  it('expands the glob in that directory, not under the working directory', () => {
+    const home = tempDir();
+    mkdirSync(path.join(home, '.ssh'));
+    writeFileSync(path.join(home, '.ssh/id_ed25519'), 'x');
+    const cwd = tempDir();
+    const { paths, base } = globCandidates(`${quoted(home)}/.ss?/id_*`, cwd);
+    expect(paths).toContain(path.join(home, '.ssh/id_ed25519'));
+    expect(paths.every((candidate) => candidate.startsWith(home))).toBe(true);
+    expect(base).toBe(home);
+  });
+
+  it('tries the secret names a pattern in another directory could match before they exist', () => {
+    const home = tempDir();
+    expect(globCandidates(`${quoted(home)}/.ss?/id_*`, tempDir()).paths).toContain(path.join(home, '.ssh/id_rsa'));
+    expect(globCandidates(`${quoted(home)}/.aw*/`, tempDir()).paths.filter(isSecret)).toContain(path.join(home, '.aws'));
+  });
+
+  it('keeps an escaped backslash before a slash as a backslash', () => {
+    const dir = tempDir();
+    expect(globCandidates('a\\\\/*', dir).base).toBe(path.join(dir, 'a\\'));
+  });
+});

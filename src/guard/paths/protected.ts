@@ -58,6 +58,11 @@ export const PROTECTED_PROBES = [
   'server.key',
   '.ssh/id_rsa',
   '.aws/credentials',
+  // Secret folders themselves, for a glob that names the folder (`ls ~/.aw*/`).
+  '.ssh',
+  '.aws',
+  '.gnupg',
+  '.azure',
   '.git',
   '.git/config',
   '.git/HEAD',

@@ -74,12 +74,18 @@ function walk(start: string, parts: string[], hops: number): string {
  * each protected name it could match once that file exists.
  */
 export function globCandidates(pattern: string, cwd: string): { paths: string[]; truncated: boolean; base: string } {
-  const absolute = path.isAbsolute(pattern) ? pattern : `${cwd}/${pattern}`;
+  // A quoted slash is a slash (`"$HOME"/.ss?` and `~/.ss?` arrive as `\/\r\o\o\t/.ss?`):
+  // without this the pattern would not look absolute and would be expanded under cwd.
+  const plain = slashesUnescaped(pattern);
+  const absolute = plain.startsWith('/') ? plain : `${cwd}/${plain}`;
   const matches: string[] = [];
-  const truncated = expand('/', absolute.split('/').filter((part) => part !== ''), matches);
-  const scan = picomatch.scan(absolute);
-  const base = scan.base === '' ? '/' : scan.base;
-  const matcher = picomatch(bashGlob(absolute), { dot: false });
+  const parts = absolute.split('/').filter((part) => part !== '');
+  const truncated = expand('/', parts, matches);
+  const firstGlob = parts.findIndex(hasGlob);
+  const fixed = parts.slice(0, firstGlob === -1 ? parts.length - 1 : firstGlob);
+  const base = `/${fixed.map(unescape).join('/')}`;
+  // `.aw*/` matches the folder `.aws`: a trailing slash only says it must be a folder.
+  const matcher = picomatch(bashGlob(needfulEscapes(absolute.replace(/\/+$/, '') || '/')), { dot: false });
   for (const probe of PROTECTED_PROBES) {
     const candidate = path.join(base, probe);
     if (matcher(candidate)) matches.push(candidate);
@@ -155,6 +161,25 @@ function bracketEnd(pattern: string, start: number): number {
     if (pattern[i] === ']') return i;
   }
   return -1;
+}
+
+/** picomatch reads `\r` as something else than `r`: only characters it treats specially keep their backslash. */
+function needfulEscapes(pattern: string): string {
+  return pattern.replace(/\\([\s\S])/g, (escaped, char: string) => (/[\\*?[\]{}()!+@|^$]/.test(char) ? escaped : char));
+}
+
+/** The pattern with each backslash-escaped `/` written as a plain one (an escaped backslash is kept). */
+function slashesUnescaped(pattern: string): string {
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] === '\\' && i + 1 < pattern.length) {
+      out += pattern[i + 1] === '/' ? '/' : pattern.slice(i, i + 2);
+      i += 1;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
 }
 
 function hasGlob(part: string): boolean {

@@ -2,8 +2,8 @@ import type { Parser } from 'web-tree-sitter';
 import { withSyntaxTree, type SyntaxNode } from './parser.js';
 import { changeDirectory, cloneState, mergeStates, type ShellState } from './state.js';
 import { evaluateArgument, evaluateWord, unknownValue, visitSubstitutions, type VariableValue, type WordScope, type WordValue } from './words.js';
-import { applyBuiltin } from './builtins.js';
-import { sensitiveVariable, substitutionsInText, withoutLineContinuations } from './hazards.js';
+import { applyBuiltin, type BuiltinContext } from './builtins.js';
+import { arithmeticNamesVariables, arithmeticTextRuns, evaluatingExpansionInText, expansionRuns, INTEGER_VARIABLES, nameRuns, sensitiveVariable, substitutionsInText, withoutLineContinuations } from './hazards.js';
 import { readRedirects } from './redirects.js';
 import type { AnalyseOptions, Redirect, ShellAnalysis } from './types.js';
 import { unwrapCommand } from './wrappers.js';
@@ -50,7 +50,7 @@ class Walker {
   initialState(cwd: string): ShellState {
     const vars = new Map<string, VariableValue>();
     for (const [name, value] of Object.entries(this.options.env)) vars.set(name, [{ text: value, glob: null }]);
-    return { cwds: [cwd], vars, dirStack: [], functions: new Set() };
+    return { cwds: [cwd], vars, dirStack: [], functions: new Set(), integers: new Set(INTEGER_VARIABLES) };
   }
 
   /**
@@ -61,6 +61,17 @@ class Walker {
     if (prefix && name.startsWith('GIT_')) return;
     const sensitive = sensitiveVariable(name);
     if (sensitive !== null) this.problem(sensitive);
+  }
+
+  /**
+   * A value assigned to an integer variable (bash's `OPTIND`, `RANDOM`, …, or one the
+   * script declared `-i`) is evaluated as arithmetic: only numbers are known harmless.
+   */
+  integerAssigned(name: string, values: WordValue[] | null, state: ShellState): void {
+    if (!state.integers.has(name)) return;
+    if (values === null || values.some((value) => (value.unknown !== undefined && !value.numeric) || (value.unknown === undefined && arithmeticTextRuns(value.text)))) {
+      this.problem(`a value assigned to ${name}, an integer variable, is evaluated as arithmetic, which can run code`);
+    }
   }
 
   problem(text: string): void {
@@ -99,10 +110,20 @@ class Walker {
    */
   sweepSubstitutions(root: SyntaxNode, via: string[], depth: number): void {
     // Text that bash would run as a substitution but the grammar left as a word.
-    for (const node of root.descendantsOfType(['word', 'string_content', 'expansion', 'concatenation'])) {
-      if (node === null || node.descendantsOfType(['command_substitution', 'process_substitution']).length > 0) continue;
-      if (insideQuotedData(node)) continue;
+    // A `regex` (`[[ a =~ … ]]`, the pattern of `${x/…/y}` and `${x#…}`) is expanded by bash but left as text.
+    for (const node of root.descendantsOfType(['word', 'string_content', 'expansion', 'concatenation', 'regex'])) {
+      if (node === null || insideQuotedData(node)) continue;
+      if (['word', 'string_content', 'regex'].includes(node.type) && evaluatingExpansionInText(node.text)) this.problem('a `${…}` the parser did not recognise evaluates text as code');
+      if (node.descendantsOfType(['command_substitution', 'process_substitution']).length > 0) continue;
       if (/(^|[^\\])(`|\$\()/.test(node.text)) this.problem('a substitution the parser did not recognise');
+    }
+    // `${x@P}`, `${!x}`, `${a[i]}`, `${v:o}` and `$((x))` evaluate text as code wherever
+    // they sit: a `[[ ]]`, a case pattern, a here-string, a default value, a heredoc.
+    for (const node of root.descendantsOfType('expansion')) {
+      if (node !== null && !insideLiteralHeredoc(node) && expansionRuns(node)) this.problem(`\`${node.text.slice(0, 40)}\` evaluates text in a way that can run code`);
+    }
+    for (const node of root.descendantsOfType('arithmetic_expansion')) {
+      if (node !== null && !insideLiteralHeredoc(node) && arithmeticNamesVariables(node)) this.problem('arithmetic on variables can run code the guard cannot see');
     }
     for (const node of root.descendantsOfType(['command_substitution', 'process_substitution'])) {
       if (node === null || this.visited.has(node.id)) continue;
@@ -154,9 +175,10 @@ class Walker {
       case 'declaration_command':
         return this.declaration(node, state);
       case 'unset_command': {
-        const next = cloneState(state);
-        for (const child of node.namedChildren) if (child !== null) next.vars.set(child.text, null);
-        return next;
+        // `unset 'a[$(cmd)]'` evaluates the subscript: each name is judged as the builtin's.
+        const scope = this.scope(state, via, depth);
+        const args = node.namedChildren.flatMap((child) => (child === null ? [] : child.type === 'variable_name' ? [{ text: child.text, glob: null }] : evaluateWord(child, scope)));
+        return applyBuiltin('unset', args, state, this.builtinContext(via, depth)) ?? state;
       }
       case 'test_command':
         // [[ a -eq b ]] evaluates both sides as arithmetic; -v evaluates a subscript.
@@ -310,9 +332,13 @@ class Walker {
     if (variable !== undefined) this.assigns(variable);
     const next = cloneState(state);
     if (variable !== undefined) {
-      if (values.length === 0) next.vars.set(variable, null);
+      if (values.length === 0) {
+        this.integerAssigned(variable, null, state);
+        next.vars.set(variable, null);
+      }
       else {
         const all = values.flatMap((value) => (value ? evaluateWord(value, this.scope(state, via, depth)) : []));
+        this.integerAssigned(variable, all, state);
         next.vars.set(variable, all.some((v) => v.unknown !== undefined) ? null : all);
       }
     }
@@ -400,23 +426,45 @@ class Walker {
         continue;
       }
       this.assigns(name);
-      if (node.text.includes('+=') || value === null) {
-        next.vars.set(name, value === null ? [{ text: '', glob: null }] : null);
-        continue;
-      }
-      if (value.type === 'array') {
+      if (value?.type === 'array') {
+        this.integerAssigned(name, null, state);
+        this.arrayIndexes(value);
         this.substitutionsIn(value, state, [], 0);
         next.vars.set(name, null);
         continue;
       }
-      const values = evaluateWord(value, this.scope(state, [], 0)).map((v) => (v.glob !== null ? { text: v.text, glob: null } : v));
+      const values = value === null ? [{ text: '', glob: null }] : evaluateWord(value, this.scope(state, [], 0)).map((v) => (v.glob !== null ? { text: v.text, glob: null } : v));
+      this.integerAssigned(name, values, state);
+      if (node.text.includes('+=') || value === null) {
+        next.vars.set(name, value === null ? [{ text: '', glob: null }] : null);
+        continue;
+      }
       next.vars.set(name, values.some((v) => v.unknown !== undefined) ? null : values);
     }
     return next;
   }
 
+  /** `arr=([i]=x)`: an indexed array's subscripts are arithmetic. */
+  arrayIndexes(array: SyntaxNode): void {
+    for (const element of array.namedChildren) {
+      if (element === null || !element.text.startsWith('[')) continue;
+      const close = element.text.indexOf(']=');
+      if (close === -1 || arithmeticTextRuns(element.text.slice(1, close))) this.problem('an array subscript is arithmetic that can run code the guard cannot see');
+    }
+  }
+
   declaration(node: SyntaxNode, state: ShellState): ShellState {
-    let next = this.assign(node.namedChildren, state);
+    // `declare -i n`: what is assigned to n from here on is arithmetic.
+    const integer = node.namedChildren.some((child) => child?.type === 'word' && /^-[^-]*i/.test(child.text));
+    let declared = state;
+    if (integer) {
+      declared = cloneState(state);
+      for (const child of node.namedChildren) {
+        const name = child?.type === 'variable_name' ? child.text : child?.type === 'variable_assignment' ? child.childForFieldName('name')?.text : undefined;
+        if (name !== undefined) declared.integers.add(name);
+      }
+    }
+    let next = this.assign(node.namedChildren, declared);
     for (const child of node.namedChildren) {
       if (child?.type === 'variable_name') this.assigns(child.text);
       if (child === null || child.type === 'variable_assignment' || child.type === 'variable_name') continue;
@@ -447,7 +495,9 @@ class Walker {
         this.assigns(name, true);
         if (child.childForFieldName('name')?.type === 'subscript') this.problem('an array subscript is arithmetic that can run code the guard cannot see');
         const value = child.childForFieldName('value');
-        assignments.set(name, value ? evaluateWord(value, scope) : [{ text: '', glob: null }]);
+        const values = value ? evaluateWord(value, scope) : [{ text: '', glob: null }];
+        this.integerAssigned(name, values, state);
+        assignments.set(name, values);
         previous = null;
         continue;
       }
@@ -463,6 +513,7 @@ class Walker {
       else groups.push([]);
       previous = child;
     }
+    this.descriptorVariables(groups, redirectNodes, state);
     for (const group of groups) words.push(group.length === 0 ? [[unknownValue('an empty command name')]] : evaluateArgument(group, scope));
     const extraArgs: WordValue[][] = [];
     const redirects = this.redirects(redirectNodes, state, via, depth, extraArgs);
@@ -481,6 +532,26 @@ class Walker {
   }
 
   /**
+   * `{name}>file` assigns the descriptor's number to name; the grammar reads `{name}` as
+   * an argument. A subscript there (`{a[i]}>f`) is arithmetic, and the name is assigned.
+   */
+  descriptorVariables(groups: SyntaxNode[][], redirects: SyntaxNode[], state: ShellState): void {
+    for (const redirect of redirects) {
+      const group = groups.find((words) => words.length > 0 && words[words.length - 1]!.endIndex === redirect.startIndex);
+      if (group === undefined) continue;
+      const text = group.map((word) => word.text).join('');
+      // Only a name, or a name with a subscript, makes `{…}` a descriptor variable; `{a,b}` is a brace word.
+      const name = /^\{([A-Za-z_][A-Za-z0-9_]*(\[[\s\S]*\])?)\}$/.exec(text)?.[1];
+      if (name === undefined) continue;
+      if (nameRuns(name)) this.problem(`\`${text.slice(0, 40)}\` names a descriptor variable the guard cannot follow (a subscript is arithmetic that can run code)`);
+      else {
+        this.assigns(name);
+        this.integerAssigned(name, [{ text: '10', glob: null }], state);
+      }
+    }
+  }
+
+  /**
    * An unquoted heredoc body expands like a double-quoted string. The grammar misses
    * substitutions in indented and backquoted forms, so they are found in the body's
    * text and each is parsed on its own.
@@ -492,6 +563,7 @@ class Walker {
       return;
     }
     if (found.arithmetic) this.problem('arithmetic on variables can run code the guard cannot see');
+    if (evaluatingExpansionInText(body)) this.problem('a heredoc body holds a `${…}` that evaluates text as code (a prompt, a subscript, an indirection)');
     for (const script of found.scripts) this.script(script, cloneState(state), [...via, '$()'], depth + 1);
   }
 
@@ -501,6 +573,7 @@ class Walker {
     for (const expansion of node.descendantsOfType('expansion')) {
       const name = expansion?.namedChildren.find((child) => child?.type === 'variable_name')?.text;
       if (name === undefined || !/^\$\{[A-Za-z_][A-Za-z0-9_]*:?=/.test(expansion!.text)) continue;
+      this.integerAssigned(name, null, state);
       if (next === state) next = cloneState(state);
       next.vars.set(name, null);
     }
@@ -556,8 +629,7 @@ class Walker {
       return { ...cloneState(state), cwds: [null] };
     }
     const builtin = applyBuiltin(name, rest, state, {
-      home: this.options.env.HOME ?? null,
-      problem: (text) => this.problem(text),
+      ...this.builtinContext(command.via, depth),
       runs: (script, label) => this.nested(script, { ...command, via: [...command.via, label] }, state, depth),
     });
     if (builtin !== undefined) return builtin;
@@ -573,6 +645,18 @@ class Walker {
     const results = unwrapped.commands.map((args) => this.simple({ args, cwds, assignments, redirects: [], via, source: command.source }, state, depth));
     // `command cd /etc`, `builtin read F`: these run the builtin in this very shell.
     return SAME_SHELL.has(unwrapped.wrapper) && results.length > 0 ? mergeStates(results) : state;
+  }
+
+  builtinContext(via: string[], depth: number): BuiltinContext {
+    return {
+      home: this.options.env.HOME ?? null,
+      problem: (text) => this.problem(text),
+      runs: (script, label) => this.script(script, this.initialState(this.options.cwd), [...via, label], depth + 1),
+      assigned: (name, values, state) => {
+        this.assigns(name);
+        this.integerAssigned(name, values, state);
+      },
+    };
   }
 
   nested(script: string, command: { cwds: (string | null)[]; via: string[]; assignments: Map<string, WordValue[]> }, state: ShellState, depth: number): void {
@@ -605,6 +689,16 @@ function cartesian(words: WordValue[][][]): WordValue[][] {
 /** The source text between two children of `parent`. */
 function gapBetween(parent: SyntaxNode, left: SyntaxNode, right: SyntaxNode): string {
   return parent.text.slice(left.endIndex - parent.startIndex, right.startIndex - parent.startIndex);
+}
+
+/** Text in a heredoc body whose delimiter is quoted: it does not expand. */
+function insideLiteralHeredoc(node: SyntaxNode): boolean {
+  for (let parent = node.parent; parent !== null; parent = parent.parent) {
+    if (parent.type !== 'heredoc_redirect') continue;
+    const start = parent.namedChildren.find((child) => child?.type === 'heredoc_start')?.text ?? '';
+    return /['"\\]/.test(start);
+  }
+  return false;
 }
 
 /** Text in a heredoc body, which is data or was parsed again on its own. */

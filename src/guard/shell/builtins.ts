@@ -1,3 +1,4 @@
+import { arithmeticTextRuns, nameRuns } from './hazards.js';
 import { changeDirectory, cloneState, type ShellState } from './state.js';
 import type { WordValue } from './words.js';
 
@@ -6,7 +7,11 @@ export interface BuiltinContext {
   problem(text: string): void;
   /** Analyses a literal script the builtin runs (`eval`, `trap`), with `label` added to its wrappers. */
   runs(script: string, label: string): void;
+  /** A variable the builtin assigns, with the values it may get (null: not known): judged like any assignment. */
+  assigned(name: string, values: WordValue[] | null, state: ShellState): void;
 }
+
+const CODE_IN_NAME = 'a subscript is arithmetic that can run code';
 
 /**
  * What a builtin that changes the shell does to the analysis state: `cd` and the
@@ -26,9 +31,10 @@ export function applyBuiltin(name: string, args: WordValue[], state: ShellState,
       return next;
     }
     case 'printf': {
-      const index = args.findIndex((arg) => arg.text === '-v');
-      if (index === -1) return state;
-      return assigns([args[index + 1]], state, context, '`printf -v`');
+      // `-v NAME` or `-vNAME`; an unknown first argument may be either.
+      const target = optionValue(args, 'v', 'v');
+      if (target === null) return state;
+      return assigns([target], state, context, '`printf -v`');
     }
     case 'read':
     case 'mapfile':
@@ -41,6 +47,33 @@ export function applyBuiltin(name: string, args: WordValue[], state: ShellState,
       if (name === 'read') next.vars.set('REPLY', null);
       return next;
     }
+    case 'unset': {
+      const next = cloneState(state);
+      for (const operand of operands(args)) {
+        if (operand.unknown !== undefined || nameRuns(operand.text)) context.problem(`\`unset\` is given a name the guard cannot follow (${CODE_IN_NAME})`);
+        else next.vars.set(operand.text.replace(/\[.*$/, ''), null);
+      }
+      return next;
+    }
+    case 'wait': {
+      // `wait -n -p NAME` assigns the id of the job that ended to NAME.
+      const target = optionValue(args, 'p', 'p');
+      if (target === null) return state;
+      return assigns([target], state, context, '`wait -p`');
+    }
+    case 'declare':
+    case 'typeset':
+    case 'local':
+    case 'export':
+    case 'readonly':
+      return declares(name, args, state, context);
+    case 'let':
+      if (args.length === 0 || args.some((arg) => arg.unknown !== undefined || arithmeticTextRuns(arg.text))) context.problem('`let` evaluates arithmetic on variables, which can run code the guard cannot see');
+      return state;
+    case 'compgen':
+      // -W expands its word list, -C and -F run a command or function, right away.
+      if (['W', 'C', 'F'].some((flag) => optionValue(args, flag, 'oAGWFCXPS') !== null)) context.problem('`compgen -W`, `-C` or `-F` expands or runs text as code');
+      return state;
     case 'test':
     case '[':
       if (args.some((arg) => arg.text === '-v')) context.problem('`test -v` evaluates a subscript, which can run code');
@@ -87,17 +120,94 @@ export function applyBuiltin(name: string, args: WordValue[], state: ShellState,
   }
 }
 
+/** Names a builtin assigns values read from input or a format: not known, so an integer variable among them is code. */
 function assigns(targets: (WordValue | undefined)[], state: ShellState, context: BuiltinContext, what: string): ShellState {
   const next = cloneState(state);
   for (const target of targets) {
     if (target === undefined) continue;
     if (target.unknown !== undefined || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(target.text)) {
-      context.problem(`${what} assigns a name the guard cannot follow (a subscript is arithmetic that can run code)`);
+      context.problem(`${what} assigns a name the guard cannot follow (${CODE_IN_NAME})`);
       continue;
     }
+    context.assigned(target.text, null, state);
     next.vars.set(target.text, null);
   }
   return next;
+}
+
+/**
+ * `declare`, `typeset`, `local`, `export` and `readonly` reached as a command (behind
+ * `command` or `builtin`, or spelled in quotes), judged as the grammar's declarations
+ * are: options but -r, -x, -g, -p are not followed, names must be plain, and each
+ * value is an assignment (arithmetic for an integer variable).
+ */
+function declares(name: string, args: WordValue[], state: ShellState, context: BuiltinContext): ShellState {
+  const next = cloneState(state);
+  let integer = false;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const text = args[i]!.text;
+    if (args[i]!.unknown !== undefined) break;
+    if (text === '--') {
+      i += 1;
+      break;
+    }
+    if (!/^[-+]./.test(text)) break;
+    if (/[^rxgp]/.test(text.slice(1))) context.problem(`\`${name} ${text}\` declares names, integers, arrays or functions the guard cannot follow`);
+    if (text.startsWith('-') && text.includes('i')) integer = true;
+  }
+  for (const operand of args.slice(i)) {
+    if (operand.unknown !== undefined) {
+      context.problem(`\`${name}\` declares a variable the guard cannot follow`);
+      continue;
+    }
+    const equals = operand.text.indexOf('=');
+    const target = (equals === -1 ? operand.text : operand.text.slice(0, equals)).replace(/\+$/, '');
+    if (nameRuns(target)) {
+      context.problem(`\`${name}\` is given a name the guard cannot follow (${CODE_IN_NAME})`);
+      continue;
+    }
+    if (integer) next.integers.add(target);
+    if (equals === -1) continue;
+    const values = [{ text: operand.text.slice(equals + 1), glob: null }];
+    context.assigned(target, values, next);
+    next.vars.set(target, operand.text[equals - 1] === '+' ? null : values);
+  }
+  return next;
+}
+
+/** Operands after a builtin's leading options (`-f`, `-v`, `--`). */
+function operands(args: WordValue[]): WordValue[] {
+  let i = 0;
+  while (i < args.length && args[i]!.unknown === undefined && /^-./.test(args[i]!.text)) {
+    if (args[i]!.text === '--') return args.slice(i + 1);
+    i += 1;
+  }
+  return args.slice(i);
+}
+
+/**
+ * The value of a builtin's short option `flag` as its getopt reads it (`-p NAME`,
+ * `-pNAME`, `-np NAME`), or null when it is not given; `withValue` are the options that
+ * take a value, skipped with it. An argument the guard cannot read may be the option,
+ * so it counts as given, with an unknown value (a number bash sets, `$!`, cannot).
+ */
+function optionValue(args: WordValue[], flag: string, withValue: string): WordValue | null {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg.unknown !== undefined) return arg.numeric ? null : arg;
+    if (arg.text === '--' || !/^-./.test(arg.text)) return null;
+    for (let j = 1; j < arg.text.length; j++) {
+      const letter = arg.text[j]!;
+      if (letter !== flag && !withValue.includes(letter)) continue;
+      const inline = arg.text.slice(j + 1);
+      const value = inline !== '' ? { ...arg, text: inline } : (args[i + 1] ?? { text: '', glob: null });
+      if (letter === flag) return value;
+      if (inline === '') i += 1;
+      break;
+    }
+  }
+  return null;
 }
 
 /** `cd` and `pushd` as bash does them (logical paths); what the guard cannot follow makes the directory unknown. */

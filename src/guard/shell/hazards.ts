@@ -35,6 +35,85 @@ export function sensitiveVariable(name: string): string | null {
 }
 
 /**
+ * Variables a fresh bash gives the integer attribute (`declare -p` shows `-i`): a value
+ * assigned to one is evaluated as arithmetic, so `OPTIND='a[$(cmd)]'` runs cmd. SECONDS
+ * and LINENO hold numbers and evaluate too once they have the attribute, so they are
+ * treated alike. A script's own `declare -i` adds to these (ShellState.integers).
+ */
+export const INTEGER_VARIABLES: ReadonlySet<string> = new Set(['BASHPID', 'EUID', 'HISTCMD', 'OPTIND', 'PPID', 'RANDOM', 'SRANDOM', 'UID', 'SECONDS', 'LINENO']);
+
+/**
+ * Whether text bash evaluates as arithmetic can run code: a name reads a variable whose
+ * value is evaluated in turn, a subscript is expanded and can hold a substitution.
+ * Only numbers and operators are known to be harmless.
+ */
+export function arithmeticTextRuns(text: string): boolean {
+  return /[A-Za-z_$`\[\]]/.test(text);
+}
+
+/**
+ * Whether a name that a builtin looks up or assigns (`unset`, `wait -p`, `read`,
+ * `printf -v`, `declare`, `test -v`) can run code: anything but a plain name, or a
+ * name with a number, `@` or `*` for subscript, is a subscript bash evaluates as arithmetic.
+ */
+export function nameRuns(text: string): boolean {
+  return !/^[A-Za-z_][A-Za-z0-9_]*(\[([0-9]+|[@*])\])?$/.test(text);
+}
+
+/**
+ * Whether a `${…}` node evaluates text as code: `@P` expands a prompt (running the
+ * value's command substitutions), `!` reads a name from a value, and a subscript or a
+ * substring offset is arithmetic. The prompt operator is read from the node's own
+ * tokens, so `${@@P}`, `${a[0]@P}` and `${!r@P}` are seen alike wherever they sit.
+ */
+export function expansionRuns(node: SyntaxNode): boolean {
+  const children = node.children.filter((child): child is SyntaxNode => child !== null);
+  for (let i = 0; i + 1 < children.length; i++) {
+    if (!children[i]!.isNamed && children[i]!.type === '@' && children[i + 1]!.text.startsWith('P')) return true;
+  }
+  return expansionTextRuns(node.text);
+}
+
+const PARAMETER = String.raw`#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!_-])`;
+
+/** The same, from the text of one `${…}`: for text the grammar does not parse (a heredoc body it misreads). */
+export function expansionTextRuns(text: string): boolean {
+  if (/@P\}$/.test(text)) return true;
+  // `${!prefix*}` and `${!arr[@]}` list names or keys; any other `${!…}` reads a name from a value.
+  if (text.startsWith('${!') && !/^\$\{![A-Za-z_][A-Za-z0-9_]*([*@]|\[[@*]\])\}$/.test(text)) return true;
+  const subscript = new RegExp(String.raw`^\$\{${PARAMETER}\[([^\]]*)\]`).exec(text);
+  if (subscript !== null && !/^([0-9]+|[@*])$/.test(subscript[1]!)) return true;
+  // `${v:off}`, `${@:off:len}`: the offset is arithmetic (`${v:-x}` and friends are not).
+  const substring = new RegExp(String.raw`^\$\{${PARAMETER}(?:\[[^\]]*\])?:([^-=+?][\s\S]*)\}$`).exec(text);
+  return substring !== null && arithmeticTextRuns(substring[1]!);
+}
+
+/**
+ * Whether text that expands like a double-quoted string (an unquoted heredoc body)
+ * holds a `${…}` that evaluates text as code. Each `${` is read to its closing brace.
+ */
+export function evaluatingExpansionInText(text: string): boolean {
+  for (let i = text.indexOf('${'); i !== -1; i = text.indexOf('${', i + 2)) {
+    let backslashes = 0;
+    while (text[i - 1 - backslashes] === '\\') backslashes += 1;
+    if (backslashes % 2 === 1) continue;
+    let depth = 0;
+    let end = -1;
+    for (let j = i + 1; j < text.length; j++) {
+      if (text[j] === '\\') j += 1;
+      else if (text[j] === '{') depth += 1;
+      else if (text[j] === '}' && --depth === 0) {
+        end = j;
+        break;
+      }
+    }
+    // An expansion that does not close is one bash rejects; refusing to judge it is the safe side.
+    if (end === -1 || expansionTextRuns(text.slice(i, end + 1))) return true;
+  }
+  return false;
+}
+
+/**
  * Arithmetic evaluates variable contents as expressions, array subscripts included,
  * and a subscript can hold a command substitution: any arithmetic that names a
  * variable can run code the guard cannot see.

@@ -12,6 +12,8 @@ export interface ShellState {
   dirStack: (string | null)[][];
   /** Shell functions defined so far: a call to one is not the command of that name. */
   functions: Set<string>;
+  /** Variables with the integer attribute: what is assigned to them is evaluated as arithmetic. */
+  integers: Set<string>;
   /**
    * Right after a `cd`: the directories if it worked and if it failed, so `cd x && a`
    * runs `a` in x, `cd x || b` runs `b` where it was, and `cd x; c` may run `c` in either.
@@ -22,7 +24,7 @@ export interface ShellState {
 export const MAX_CWDS = 8;
 
 export function cloneState(state: ShellState): ShellState {
-  return { cwds: [...state.cwds], vars: new Map(state.vars), dirStack: state.dirStack.map((dirs) => [...dirs]), functions: new Set(state.functions) };
+  return { cwds: [...state.cwds], vars: new Map(state.vars), dirStack: state.dirStack.map((dirs) => [...dirs]), functions: new Set(state.functions), integers: new Set(state.integers) };
 }
 
 /** Any of the states may be the real one afterwards. */
@@ -45,6 +47,7 @@ export function mergeStates(states: ShellState[]): ShellState {
     vars,
     dirStack: first.dirStack,
     functions: new Set(states.flatMap((state) => [...state.functions])),
+    integers: new Set(states.flatMap((state) => [...state.integers])),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { SyntaxNode } from './parser.js';
 import { expandBraces } from './braces.js';
-import { arithmeticNamesVariables } from './hazards.js';
+import { arithmeticNamesVariables, expansionRuns } from './hazards.js';
 
 /** One value a shell word can take: the text the command receives, and the glob it was when one is active. */
 export interface WordValue {
@@ -11,6 +11,8 @@ export interface WordValue {
   unknown?: string;
   /** Stands for any file under the directory in `text` (find's `{}`). */
   subtree?: boolean;
+  /** Not known, but a decimal number bash itself sets (`$!`, `$$`, `$#`, `$?`): never an option or a name. */
+  numeric?: boolean;
 }
 
 /** What a variable holds at a point of the script: its possible values, or null when it cannot be known. */
@@ -45,6 +47,7 @@ export function evaluateWord(node: SyntaxNode, scope: WordScope): WordValue[] {
  * arguments, not a choice between them).
  */
 export function evaluateArgument(nodes: SyntaxNode[], scope: WordScope): WordValue[][] {
+  if (nodes.length === 1 && numericSpecial(nodes[0]!)) return [[{ ...unknownValue(`\`${nodes[0]!.text}\` is known only when the command runs`), numeric: true }]];
   let parts: string[] | string = [''];
   for (const node of nodes) {
     const next = pieces(node, scope, false);
@@ -61,14 +64,23 @@ export function evaluateArgument(nodes: SyntaxNode[], scope: WordScope): WordVal
   if (typeof parts === 'string') return [[unknownValue(parts)]];
   const alternatives: WordValue[][] = [];
   let count = 0;
+  // `~+` is $PWD: the directory the command runs in, when the analysis knows it.
+  const pwd = scope.lookup('PWD');
+  const tildes = { home: scope.home, pwd: pwd?.length === 1 && pwd[0]!.unknown === undefined ? pwd[0]!.text : null };
   for (const escaped of parts) {
-    const words = expandBraces(escaped, MAX_WORD_VALUES).map((expanded) => finish(expandTilde(expanded, scope.home)));
+    const words = expandBraces(escaped, MAX_WORD_VALUES).map((expanded) => finish(expandTilde(expanded, tildes)));
     count += words.length;
     if (count > MAX_WORD_VALUES) return [[unknownValue('the word expands to too many values')]];
     alternatives.push(words);
   }
   if (alternatives.flat().some((value) => value.text.includes('\u0000unknown-tilde'))) return [[unknownValue('`~user` is not resolved')]];
   return alternatives;
+}
+
+/** `$!`, `$$`, `$#`, `$?` (braced or double-quoted too): numbers bash sets. */
+function numericSpecial(node: SyntaxNode): boolean {
+  const inner = node.type === 'string' && node.namedChildren.length === 1 ? node.namedChildren[0]! : node;
+  return /^\$(\{[!$#?]\}|[!$#?])$/.test(inner.text) && node.text.replace(/^"|"$/g, '') === inner.text;
 }
 
 /**
@@ -134,9 +146,9 @@ function parameter(node: SyntaxNode, scope: WordScope, quoted: boolean): string[
   const name = nameNode?.text;
   const plain = name !== undefined && (node.text === `$${name}` || node.text === `\${${name}}`);
   if (!plain) {
-    // Indirection, subscripts, substrings and @-transforms evaluate text as names,
+    // Indirection, subscripts, substring offsets and `@P` evaluate text as names,
     // arithmetic or prompts, any of which can run a command substitution.
-    if (/^\$\{(!|#?[A-Za-z_][A-Za-z0-9_]*(\[|:[^-=+?]|@))/.test(node.text)) scope.onProblem(`\`${node.text.slice(0, 40)}\` evaluates text in a way that can run code`);
+    if (node.type === 'expansion' && expansionRuns(node)) scope.onProblem(`\`${node.text.slice(0, 40)}\` evaluates text in a way that can run code`);
     visitSubstitutions(node, scope);
     return `\`${node.text}\` is not a plain variable`;
   }
@@ -200,15 +212,18 @@ function escapeAll(text: string): string {
   return text.replace(/[\s\S]/g, (char) => `\\${char}`);
 }
 
-function expandTilde(escaped: string, home: string | null): string {
-  const match = /^~([^/\\]*)(\/.*)?$/s.exec(escaped) ?? /^([A-Za-z_][A-Za-z0-9_]*=)~(\/.*)?$/s.exec(escaped);
+/**
+ * Tilde expansion, before pathname expansion as in bash, so a glob after it is matched
+ * in that directory: `~` is $HOME, `~+` the working directory. `~-` ($OLDPWD) and
+ * `~user` are not followed: the word is then unknown.
+ */
+function expandTilde(escaped: string, dirs: { home: string | null; pwd: string | null }): string {
+  const match = /^~([^/\\]*)(\/.*)?$/s.exec(escaped) ?? /^([A-Za-z_][A-Za-z0-9_]*=)~([^/\\]*)(\/.*)?$/s.exec(escaped);
   if (match === null) return escaped;
-  if (escaped.startsWith('~')) {
-    const user = match[1]!;
-    if (user === '') return home === null ? '\\\u0000unknown-tilde' : escapeAll(home) + (match[2] ?? '');
-    return '\\\u0000unknown-tilde';
-  }
-  return home === null ? escaped : match[1]! + escapeAll(home) + (match[2] ?? '');
+  const [prefix, user, rest] = escaped.startsWith('~') ? ['', match[1]!, match[2]] : [match[1]!, match[2]!, match[3]];
+  const dir = user === '' ? dirs.home : user === '+' ? dirs.pwd : null;
+  if (dir === null) return prefix === '' || user !== '' ? '\\\u0000unknown-tilde' : escaped;
+  return prefix + escapeAll(dir) + (rest ?? '');
 }
 
 /** Turns an escaped string into the command's text, and into a glob when an unescaped glob character is left. */

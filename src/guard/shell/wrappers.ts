@@ -33,9 +33,12 @@ export function unwrapCommand(args: Args): Unwrapped | null {
   switch (name) {
     case 'env':
       return unwrapEnv(rest);
-    case 'command':
-      if (rest.some((arg) => /^-[pvV]*[vV]/.test(arg.text))) return null;
-      return result([skipOptions(rest, new Set())]);
+    case 'command': {
+      // Only command's own options count: `command test -v x` runs test, with test's -v.
+      const inner = skipOptions(rest, new Set());
+      if (rest.slice(0, rest.length - inner.length).some((arg) => /^-[pvV]*[vV]/.test(arg.text))) return null;
+      return result([inner]);
+    }
     case 'builtin':
     case 'nohup':
       return result([rest]);
