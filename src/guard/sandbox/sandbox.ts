@@ -68,6 +68,6 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     ...(options.home ? { homes: [options.home] } : {}),
     ...(options.protectedFiles ? { protectedFiles: options.protectedFiles } : {}),
   });
-  return { kind: 'bwrap', network: options.network, wrap: (argv, cwd) => bwrapArgv(layout, argv, cwd) };
+  return { kind: 'bwrap', network: options.network, containsProcesses: true, wrap: (argv, cwd) => bwrapArgv(layout, argv, cwd) };
 }
 

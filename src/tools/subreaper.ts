@@ -1,0 +1,183 @@
+import { arch } from 'node:process';
+import { findExecutable } from '../guard/sandbox/probe.js';
+import { runProgram } from './run-program.js';
+
+// Without a sandbox, a command's processes must all end with it, also those that left its
+// process group with setsid (daemons, `setsid -f`, `nohup … & disown`). Node cannot call
+// prctl(PR_SET_CHILD_SUBREAPER) itself, so a few lines of perl (or python3, where there is
+// no perl) do it in a small process between corral and the command's bash: every orphan
+// of the command is re-parented to that process instead of to init, so once bash has
+// exited it finds each one left (their parent is itself) and kills it, until none is left,
+// then exits with bash's status. Killing the helper itself with SIGKILL is the one way
+// past it: its orphans then go to init, as they do without it.
+
+/** How a command's processes are all ended without a sandbox. */
+export type Subreaper =
+  | { kind: 'perl' | 'python3'; /** `argv` run under the helper. */ wrap(argv: string[]): string[] }
+  | { kind: 'none'; /** Why neither helper works here, for the warning. */ reason: string };
+
+/**
+ * The protocol of both helpers: `<parent pid> <command…>`. They exit 125 when they cannot
+ * become a subreaper or their parent (corral) is already gone, 0 at once without a
+ * command (the probe). On SIGTERM, SIGINT or SIGHUP, and when corral dies (the parent
+ * death signal is SIGTERM), they kill the command and everything it started. A command
+ * killed by a signal is reported by the helper dying of the same signal (not dumping core).
+ */
+const PERL_HELPER = String.raw`
+my ($prctl, $parent, @command) = @ARGV;
+syscall($prctl, 36, 1, 0, 0, 0) == 0 or do { print STDERR "corral: cannot become a child subreaper: $!\n"; exit 125 };
+syscall($prctl, 1, 15, 0, 0, 0);
+exit 125 if getppid() != $parent;
+exit 0 unless @command;
+my ($child, $stop);
+$SIG{$_} = sub { $stop = 1; kill 'KILL', $child if $child } for qw(TERM INT HUP);
+$child = fork;
+if (!defined $child) { print STDERR "failed to start: fork: $!\n"; exit 125 }
+if ($child == 0) {
+  $SIG{$_} = 'DEFAULT' for qw(TERM INT HUP);
+  setpgrp(0, 0);
+  exec { $command[0] } @command;
+  print STDERR "failed to start: $command[0]: $!\n";
+  exit 127;
+}
+kill 'KILL', $child if $stop;
+my $status;
+while (1) {
+  my $pid = waitpid(-1, 0);
+  if ($pid == $child) { $status = $?; last }
+  if ($pid < 0) { $status = 255 << 8; last }
+}
+my $deadline = time + 5;
+while (time < $deadline) {
+  my $pid;
+  1 while ($pid = waitpid(-1, 1)) > 0;
+  last if $pid < 0;
+  my @left;
+  if (opendir my $proc, '/proc') {
+    for my $entry (readdir $proc) {
+      next unless $entry =~ /^\d+$/;
+      open my $stat, '<', "/proc/$entry/stat" or next;
+      my $line = <$stat>;
+      push @left, $entry if defined $line && $line =~ /\)\s+\S+\s+(\d+)/ && $1 == $$;
+    }
+  }
+  if (@left) { kill 'KILL', @left; waitpid(-1, 0) } else { select undef, undef, undef, 0.01 }
+}
+my $signal = $status & 127;
+exit($status >> 8) unless $signal;
+$SIG{$_} = 'DEFAULT' for qw(TERM INT HUP);
+syscall($prctl, 4, 0, 0, 0, 0);
+kill $signal, $$;
+exit 128 + $signal;
+`;
+
+const PYTHON_HELPER = String.raw`
+import ctypes, os, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+parent, command = int(sys.argv[1]), sys.argv[2:]
+if libc.prctl(36, 1, 0, 0, 0) != 0:
+    sys.stderr.write('corral: cannot become a child subreaper: %s\n' % os.strerror(ctypes.get_errno()))
+    sys.exit(125)
+libc.prctl(1, signal.SIGTERM, 0, 0, 0)
+if os.getppid() != parent: sys.exit(125)
+if not command: sys.exit(0)
+child, stopped = 0, [False]
+def stop(signum, frame):
+    stopped[0] = True
+    if child:
+        try: os.kill(child, signal.SIGKILL)
+        except OSError: pass
+STOPS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+for s in STOPS: signal.signal(s, stop)
+child = os.fork()
+if child == 0:
+    for s in STOPS + (signal.SIGPIPE, signal.SIGXFSZ): signal.signal(s, signal.SIG_DFL)
+    os.setpgid(0, 0)
+    try: os.execvp(command[0], command)
+    except OSError as error: sys.stderr.write('failed to start: %s: %s\n' % (command[0], error.strerror))
+    os._exit(127)
+if stopped[0]: stop(0, None)
+while True:
+    try: pid, status = os.waitpid(-1, 0)
+    except ChildProcessError: pid, status = -1, 255 << 8
+    if pid in (child, -1): break
+deadline = time.monotonic() + 5
+while time.monotonic() < deadline:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0: pass
+    except ChildProcessError: break
+    left = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit(): continue
+        try:
+            with open('/proc/%s/stat' % entry) as stat: fields = stat.read().rsplit(')', 1)[1].split()
+        except (OSError, IndexError): continue
+        if int(fields[1]) == os.getpid(): left.append(int(entry))
+    for pid in left:
+        try: os.kill(pid, signal.SIGKILL)
+        except OSError: pass
+    if left:
+        try: os.waitpid(-1, 0)
+        except ChildProcessError: break
+    else: time.sleep(0.01)
+if os.WIFSIGNALED(status):
+    for s in STOPS: signal.signal(s, signal.SIG_DFL)
+    libc.prctl(4, 0, 0, 0, 0)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+    sys.exit(128 + os.WTERMSIG(status))
+sys.exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 255)
+`;
+
+/** prctl's system call number, which perl's `syscall` needs; python finds prctl in libc. */
+const PRCTL_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = { x64: 157, arm64: 167, riscv64: 167, loong64: 167, arm: 172, ia32: 172, ppc64: 171, s390x: 172 };
+
+const PROBE_TIMEOUT_MS = 10_000;
+
+// Which helper works is a fact about the machine, found once per process and PATH.
+const found = new Map<string, Promise<Subreaper>>();
+
+/**
+ * The child subreaper commands run under without a sandbox: perl, else python3 (looked up
+ * on corral's PATH), each tried once by running it with no command. Never throws.
+ */
+export function findSubreaper(searchPath: string = process.env.PATH ?? ''): Promise<Subreaper> {
+  let subreaper = found.get(searchPath);
+  if (subreaper === undefined) {
+    subreaper = probeSubreapers(searchPath);
+    found.set(searchPath, subreaper);
+  }
+  return subreaper;
+}
+
+async function probeSubreapers(searchPath: string): Promise<Subreaper> {
+  const reasons: string[] = [];
+  const candidates: { kind: 'perl' | 'python3'; prefix: (program: string) => string[] | string }[] = [
+    {
+      kind: 'perl',
+      prefix: (perl) => {
+        const prctl = PRCTL_SYSCALL[arch];
+        return prctl === undefined ? `prctl's system call number on ${arch} is not known` : [perl, '-e', PERL_HELPER, '--', String(prctl)];
+      },
+    },
+    // -I -S: no PYTHON* variable of the command's environment and no site module change the helper.
+    { kind: 'python3', prefix: (python) => [python, '-I', '-S', '-c', PYTHON_HELPER] },
+  ];
+  for (const { kind, prefix } of candidates) {
+    const program = findExecutable(kind, searchPath);
+    if (program === undefined) {
+      reasons.push(`no ${kind} on PATH`);
+      continue;
+    }
+    const argv = prefix(program);
+    if (typeof argv === 'string') {
+      reasons.push(argv);
+      continue;
+    }
+    const [file, ...args] = argv;
+    const probe = await runProgram(file!, [...args, String(process.pid)], { timeoutMs: PROBE_TIMEOUT_MS, env: {} });
+    if (probe.exitCode === 0) return { kind, wrap: (command) => [...argv, String(process.pid), ...command] };
+    const said = probe.stderr.toString('utf8').trim().split('\n').pop();
+    reasons.push(`${program}: ${said || probe.error || `exit ${probe.exitCode ?? probe.signal}`}`);
+  }
+  return { kind: 'none', reason: reasons.join('; ') };
+}
