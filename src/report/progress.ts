@@ -16,7 +16,7 @@ export function formatProgress(ticketId: string, event: RunEvent, c: ChalkInstan
       return `${tag} worktree at ${event.baseCommit.slice(0, 12)}`;
     case 'sandbox':
       if (event.warning) return `${tag} ${c.yellow(v(event.warning))}`;
-      return `${tag} sandbox: ${event.kind === 'none' ? 'none' : `bwrap, ${event.network ? 'with' : 'no'} network`}`;
+      return `${tag} sandbox: ${event.kind === 'none' ? `none${event.reaper ? `, processes ended by a ${event.reaper} subreaper` : ''}` : `bwrap, ${event.network ? 'with' : 'no'} network`}`;
     case 'setup':
       return `${tag} setup ${event.exitCode === 0 ? c.green('✔') : c.red('✘')} ${event.name} ${c.dim(formatDuration(event.durationMs))}`;
     case 'model_response': {

@@ -34,6 +34,7 @@ import type { TerminalPrompt } from '../guard/approval/terminal-prompt.js';
 import { runStartRules } from '../guard/rules/policy.js';
 import { decideRunStart } from '../guard/run-start.js';
 import { createSandbox, sandboxConfinement } from '../guard/sandbox/sandbox.js';
+import { findSubreaper, NO_SUBREAPER_WARNING } from '../tools/subreaper.js';
 import { applySettings, configDigest, defaultSettings, priceTable, type Settings } from '../config/settings.js';
 import { CORRAL_VERSION } from '../version.js';
 
@@ -166,8 +167,17 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
         ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
       });
       sandboxKind = sandbox.kind;
-      if (sandbox.warning) warnings.push(sandbox.warning);
-      emit({ type: 'sandbox', kind: sandbox.kind, network: sandbox.network, ...(sandbox.warning ? { warning: sandbox.warning } : {}) });
+      // Without a sandbox, what ends a command's processes is said too, and never silently missing.
+      const reaper = sandbox.containsProcesses ? undefined : await findSubreaper();
+      const sandboxWarnings = [sandbox.warning, reaper?.kind === 'none' ? `${NO_SUBREAPER_WARNING} (${reaper.reason})` : undefined].filter((w): w is string => w !== undefined);
+      warnings.push(...sandboxWarnings);
+      emit({
+        type: 'sandbox',
+        kind: sandbox.kind,
+        network: sandbox.network,
+        ...(reaper ? { reaper: reaper.kind } : {}),
+        ...(sandboxWarnings.length > 0 ? { warning: sandboxWarnings.join('; ') } : {}),
+      });
       const site: CommandSite = { cwd: worktree.dir, env, outputCap: OUTPUT_CAP, sandbox };
       const worktreeDir = worktree.dir;
       const guard = createGuard({ worktree: worktreeDir, tmpDir: madeTempDir, env, ticket, layers: settings.policyLayers, hookScripts });

@@ -11,6 +11,9 @@ import { runProgram } from './run-program.js';
 // then exits with bash's status. Killing the helper itself with SIGKILL is the one way
 // past it: its orphans then go to init, as they do without it.
 
+/** The run's warning when no helper works: setsid processes can then outlive their command. */
+export const NO_SUBREAPER_WARNING = 'processes: no child subreaper works here, so a process a command detaches with setsid can outlive it';
+
 /** How a command's processes are all ended without a sandbox. */
 export type Subreaper =
   | { kind: 'perl' | 'python3'; /** `argv` run under the helper. */ wrap(argv: string[]): string[] }
