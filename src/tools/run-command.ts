@@ -1,10 +1,11 @@
 import { once } from 'node:events';
+import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import { trackLeftover } from '../workspace/leftovers.js';
 import { CappedOutput } from './output-cap.js';
-import { findSubreaper } from './subreaper.js';
+import { findSubreaper, fitsHelperSpec } from './subreaper.js';
 
 // The one process runner: the Bash tool, ticket checks and setup commands all go
 // through here, so timeouts, kills, output caps and the environment behave the same
@@ -88,9 +89,13 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   // PID namespace ends with the command, so the kills here reach everything inside too.
   const wrapped = options.sandbox ? options.sandbox.wrap(bash, options.cwd) : bash;
   const [file, ...args] = reaped ? subreaper.wrap(wrapped) : wrapped;
+  const command = { argv: wrapped, cwd: options.cwd, env: options.env };
+  // A helper started ahead takes the command when it can say how it went as spawn() would:
+  // no input to give (its stdin is at EOF), a cwd that exists, nothing Node would refuse.
+  const ready = reaped && options.input === undefined && subreaper.ready && fitsHelperSpec(command) && isDirectory(options.cwd) ? subreaper.ready : undefined;
   let subprocess: ChildProcess;
   try {
-    subprocess = spawn(file!, args, {
+    subprocess = ready ? ready.run(command) : spawn(file!, args, {
       cwd: options.cwd,
       // The whole environment, as given: nothing is inherited from corral.
       env: options.env,
@@ -236,4 +241,8 @@ function killThrowing(target: number, signal: NodeJS.Signals): number {
     if (code === 'ESRCH' || code === 'EPERM') return -constants.errno[code];
     throw error;
   }
+}
+
+function isDirectory(dir: string): boolean {
+  return statSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }

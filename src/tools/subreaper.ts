@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { arch } from 'node:process';
 import { findExecutable } from '../guard/sandbox/probe.js';
 import { runProgram } from './run-program.js';
@@ -16,13 +18,20 @@ export const NO_SUBREAPER_WARNING = 'processes: no child subreaper works here, s
 
 /** How a command's processes are all ended without a sandbox. */
 export type Subreaper =
-  | { kind: 'perl' | 'python3'; /** `argv` run under the helper. */ wrap(argv: string[]): string[] }
+  | {
+      kind: 'perl' | 'python3';
+      /** `argv` run under the helper. */
+      wrap(argv: string[]): string[];
+      /** Helpers started ahead of their command (perl's), which read it from fd 3. */
+      ready?: ReadyHelpers;
+    }
   | { kind: 'none'; /** Why neither helper works here, for the warning. */ reason: string };
 
 /**
  * The protocol of both helpers: `<parent pid> <command…>`. They exit 125 when they cannot
- * become a subreaper or their parent (corral) is already gone, 0 at once without a
- * command (the probe). On SIGTERM, SIGINT or SIGHUP, and when corral dies (the parent
+ * become a subreaper or their parent (corral) is already gone. Without a command, perl's
+ * reads it from fd 3 (cwd, argc, the argv, then the environment's NAME=value entries,
+ * NUL-separated) and runs it as if given; without either (the probe) both exit 0 at once. On SIGTERM, SIGINT or SIGHUP, and when corral dies (the parent
  * death signal is SIGTERM), they kill the command and everything it started. A command
  * killed by a signal is reported by the helper dying of the same signal (not dumping core).
  */
@@ -31,7 +40,16 @@ my ($prctl, $parent, @command) = @ARGV;
 syscall($prctl, 36, 1, 0, 0, 0) == 0 or do { print STDERR "corral: cannot become a child subreaper: $!\n"; exit 125 };
 syscall($prctl, 1, 15, 0, 0, 0);
 exit 125 if getppid() != $parent;
-exit 0 unless @command;
+if (!@command) {
+  open my $spec_in, '<&=', 3 or exit 0;
+  my $spec = do { local $/; <$spec_in> };
+  close $spec_in;
+  exit 0 unless defined $spec && length $spec;
+  my ($cwd, $argc, @rest) = split /\0/, $spec, -1;
+  @command = splice @rest, 0, $argc;
+  %ENV = map { split /=/, $_, 2 } @rest;
+  chdir $cwd or do { print STDERR "failed to start: $cwd: $!\n"; exit 127 };
+}
 my ($child, $stop);
 $SIG{$_} = sub { $stop = 1; kill 'KILL', $child if $child } for qw(TERM INT HUP);
 $child = fork;
@@ -178,9 +196,75 @@ async function probeSubreapers(searchPath: string): Promise<Subreaper> {
     }
     const [file, ...args] = argv;
     const probe = await runProgram(file!, [...args, String(process.pid)], { timeoutMs: PROBE_TIMEOUT_MS, env: {} });
-    if (probe.exitCode === 0) return { kind, wrap: (command) => [...argv, String(process.pid), ...command] };
+    const helper = [...argv, String(process.pid)];
+    if (probe.exitCode === 0) return { kind, wrap: (command) => [...helper, ...command], ...(kind === 'perl' ? { ready: new ReadyHelpers(helper) } : {}) };
     const said = probe.stderr.toString('utf8').trim().split('\n').pop();
     reasons.push(`${program}: ${said || probe.error || `exit ${probe.exitCode ?? probe.signal}`}`);
   }
   return { kind: 'none', reason: reasons.join('; ') };
+}
+
+/** What a helper started ahead needs to know of its command. */
+export interface HelperCommand {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/**
+ * One helper kept started and waiting, with its stdout and stderr pipes, so a command's
+ * critical path is no longer corral forking itself and perl starting (≈ 2 process starts
+ * on a VM where one costs ≈ 10 ms), but perl forking and bash starting. The next helper
+ * is started as soon as one is taken, while that command runs. A waiting helper holds
+ * nothing open for corral (its handles are unref'd) and dies with corral (its parent
+ * death signal, before it handles any).
+ */
+export class ReadyHelpers {
+  private waiting: ChildProcess | undefined;
+  private readonly failed = new WeakSet<ChildProcess>();
+
+  constructor(private readonly helper: string[]) {}
+
+  /** A started helper, told to run `command`; the caller owns it from here, as from spawn(). */
+  run(command: HelperCommand): ChildProcess {
+    let helper = this.waiting;
+    this.waiting = undefined;
+    if (helper === undefined || helper.exitCode !== null || helper.signalCode !== null || this.failed.has(helper)) {
+      if (helper !== undefined) helper.kill('SIGKILL');
+      helper = this.start();
+    }
+    setHeld(helper, true);
+    const spec = [command.cwd, String(command.argv.length), ...command.argv, ...Object.entries(command.env).map(([name, value]) => `${name}=${value}`)].join('\0');
+    const specOut = helper.stdio[3] as Socket;
+    // A helper that died has its own exit to report; the write's error adds nothing.
+    specOut.on('error', () => undefined);
+    specOut.end(spec);
+    setImmediate(() => {
+      if (this.waiting === undefined) this.waiting = this.start();
+    });
+    return helper;
+  }
+
+  private start(): ChildProcess {
+    const [file, ...args] = this.helper;
+    const helper = spawn(file!, args, { cwd: '/', env: {}, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true });
+    helper.once('error', () => this.failed.add(helper));
+    setHeld(helper, false);
+    return helper;
+  }
+}
+
+/** Whether the helper and its pipes keep corral's event loop alive (only while it runs a command). */
+function setHeld(helper: ChildProcess, held: boolean): void {
+  for (const handle of [helper, ...helper.stdio]) {
+    const ref = handle as unknown as { ref?: () => void; unref?: () => void } | null;
+    if (held) ref?.ref?.();
+    else ref?.unref?.();
+  }
+}
+
+/** Whether `command` can be told to a waiting helper: its fields are NUL-separated, so none may hold a NUL. */
+export function fitsHelperSpec(command: HelperCommand): boolean {
+  const fields = [command.cwd, ...command.argv, ...Object.keys(command.env), ...Object.values(command.env)];
+  return !fields.some((field) => field.includes('\0')) && !Object.keys(command.env).some((name) => name.includes('=') || name === '');
 }
