@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { findSubreaper } from '../../src/tools/subreaper.js';
@@ -101,5 +101,33 @@ describe.skipIf(skipReason !== '')('no survivors through the CLI (sandbox: none)
       // The killed run's worktree.
       await execa('node', [path.join(PROJECT_ROOT, 'bin/corral.cjs'), 'clean'], { cwd: repo, reject: false });
     }
+  });
+});
+
+describe('without a child subreaper (no perl, no python3 on PATH)', () => {
+  it('the run says so in a warning and in the trace, and still runs', async () => {
+    // Everything on the usual paths but perl and python.
+    const bin = tempDir('corral-no-interpreters-');
+    for (const dir of ['/usr/local/bin', '/usr/bin', '/bin']) {
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        continue;
+      }
+      for (const name of names) {
+        if (/^(perl|python)/.test(name) || existsSync(path.join(bin, name))) continue;
+        symlinkSync(path.join(dir, name), path.join(bin, name));
+      }
+    }
+    const repo = repoWithFiles({ 'ticket.yaml': 'task: t\nallow: ["**"]\nallow_empty: true\nsandbox: none\nmodel: replay:replay.yaml\n', 'replay.yaml': 'turns:\n  - text: Done.\n' }, 'corral-survivors-');
+    const run = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { PATH: bin } });
+    const report = runReport(run.stdout);
+    expect(run.exitCode, `${run.stderr}\n${report.reason}`).toBe(0);
+    const warning = report.warnings.find((w: string) => w.startsWith('processes:'));
+    expect(warning).toBe('processes: no child subreaper works here, so a process a command detaches with setsid can outlive it (no perl on PATH; no python3 on PATH)');
+    expect(run.stderr).toContain(warning);
+    const events = readFileSync(report.trace, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events.find((event) => event.type === 'sandbox')).toMatchObject({ kind: 'none', reaper: 'none', warning });
   });
 });

@@ -46,6 +46,8 @@ const DETACHED: Record<string, string> = {
   'setsid … &': `setsid ${sleeper('d')} >/dev/null 2>&1 &`,
   'setsid -f': `setsid -f ${sleeper('d')} >/dev/null 2>&1`,
   'a double fork with setsid (a classic daemon)': `( setsid ${sleeper('d')} >/dev/null 2>&1 & ) &`,
+  // nohup and disown alone stay in the group, which the group kill already ended; kept so
+  // the subreaper is shown to end it too.
   'nohup … & disown': `nohup ${sleeper('d')} >/dev/null 2>&1 & disown`,
   'a perl script calling setsid() between two forks': `perl -MPOSIX -e 'exit if fork; POSIX::setsid(); exit if fork; exec "sh", "sleeper.sh", "d"' >/dev/null 2>&1`,
   'a node script starting a detached child': `node -e 'require("child_process").spawn("sh", ["sleeper.sh", "d"], { detached: true, stdio: "ignore" }).unref()'`,
@@ -109,6 +111,13 @@ describe.skipIf(skipReason !== '')('no survivors without a sandbox', () => {
     const result = await runCommand(options(`trap 'kill 0' EXIT; setsid -f ${sleeper('d')} >/dev/null 2>&1; ${awaitPid('d')}; sleep 1000 & echo done`));
     expect(result.output).toBe('done\n');
     expect(result.signal).toBe('SIGTERM');
+    const [pid] = await pidsIn(path.join(dir, 'pids'));
+    expect(await isAlive(pid!)).toBe(false);
+  });
+
+  test('with input (a hook), a setsid daemon is gone too, and the input reaches the command', async () => {
+    const result = await runCommand(options(`setsid -f ${sleeper('d')} >/dev/null 2>&1\n${awaitPid('d')}\ncat`, { input: 'given\n', separateStderr: true }));
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'given\n', stderr: '' });
     const [pid] = await pidsIn(path.join(dir, 'pids'));
     expect(await isAlive(pid!)).toBe(false);
   });
