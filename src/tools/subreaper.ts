@@ -84,6 +84,7 @@ while (time < $deadline) {
   }
   if (@left) { kill 'KILL', @left; waitpid(-1, 0) } else { select undef, undef, undef, 0.01 }
 }
+print STDERR "corral: could not end every process the command started\n" if waitpid(-1, 1) == 0;
 my $signal = $status & 127;
 exit($status >> 8) unless $signal;
 $SIG{$_} = 'DEFAULT' for qw(TERM INT HUP);
@@ -141,6 +142,9 @@ while time.monotonic() < deadline:
         try: os.waitpid(-1, 0)
         except ChildProcessError: break
     else: time.sleep(0.01)
+try:
+    if os.waitpid(-1, os.WNOHANG)[0] == 0: sys.stderr.write('corral: could not end every process the command started\n')
+except ChildProcessError: pass
 if os.WIFSIGNALED(status):
     for s in STOPS: signal.signal(s, signal.SIG_DFL)
     libc.prctl(4, 0, 0, 0, 0)
