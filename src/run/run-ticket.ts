@@ -132,6 +132,9 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     // the first request goes out now, and nothing it asks for runs before they are ready.
     // A ticket with setup commands waits for them instead, so a failing setup costs no request.
     const workspace = prepareWorkspace(async () => {
+      // Which child subreaper ends the commands' processes without a sandbox is found
+      // (once per process) while the worktree is made, not after.
+      const reaperFound = ticket.sandbox === 'bwrap' ? undefined : findSubreaper();
       // Side by side: making a worktree changes none of what the host state records (refs,
       // HEAD, config, hooks, the host index), and nothing runs before both are done.
       const [host, made] = await Promise.allSettled([recordHostState(ticket.repo), createWorktree(ticket.repo, baseCommit, ticket.id, { keep: options.keep })]);
@@ -168,7 +171,7 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
       });
       sandboxKind = sandbox.kind;
       // Without a sandbox, what ends a command's processes is said too, and never silently missing.
-      const reaper = sandbox.containsProcesses ? undefined : await findSubreaper();
+      const reaper = sandbox.containsProcesses ? undefined : await (reaperFound ?? findSubreaper());
       const sandboxWarnings = [sandbox.warning, reaper?.kind === 'none' ? `${NO_SUBREAPER_WARNING} (${reaper.reason})` : undefined].filter((w): w is string => w !== undefined);
       warnings.push(...sandboxWarnings);
       emit({
