@@ -7,7 +7,7 @@ export type RunEvent =
   | { type: 'run_start'; runId: string; ticket: { id: string; file: string; title?: string }; model: string; runDir: string; corral: string; configDigest: string }
   | { type: 'policy'; rules: { id: string; effect: string; scope: string }[]; defaultEffect: string }
   | { type: 'worktree'; dir: string; baseCommit: string }
-  | { type: 'sandbox'; kind: 'bwrap' | 'none'; network: boolean; warning?: string }
+  | { type: 'sandbox'; kind: 'bwrap' | 'none'; network: boolean; /** Without bubblewrap: the child subreaper that ends a command's processes, or none. */ reaper?: 'perl' | 'python3' | 'none'; warning?: string }
   | { type: 'secrets_masked'; masked: string[]; exposed: string[] }
   | { type: 'setup'; name: string; exitCode: number | null; timedOut: boolean; durationMs: number; output: string }
   | { type: 'model_request'; step: number; messages: number; bytes: number }

@@ -34,6 +34,7 @@ import type { TerminalPrompt } from '../guard/approval/terminal-prompt.js';
 import { runStartRules } from '../guard/rules/policy.js';
 import { decideRunStart } from '../guard/run-start.js';
 import { createSandbox, sandboxConfinement, type Sandbox } from '../guard/sandbox/sandbox.js';
+import { findSubreaper, NO_SUBREAPER_WARNING } from '../tools/subreaper.js';
 import { applySettings, configDigest, defaultSettings, priceTable, type Settings } from '../config/settings.js';
 import { CORRAL_VERSION } from '../version.js';
 
@@ -133,6 +134,9 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
     // the first request goes out now, and nothing it asks for runs before they are ready.
     // A ticket with setup commands waits for them instead, so a failing setup costs no request.
     const workspace = prepareWorkspace(async () => {
+      // Which child subreaper ends the commands' processes without a sandbox is found
+      // (once per process) while the worktree is made, not after.
+      const reaperFound = ticket.sandbox === 'bwrap' ? undefined : findSubreaper();
       // Side by side: making a worktree changes none of what the host state records (refs,
       // HEAD, config, hooks, the host index), and nothing runs before both are done.
       const [host, made] = await Promise.allSettled([recordHostState(ticket.repo), createWorktree(ticket.repo, baseCommit, ticket.id, { keep: options.keep })]);
@@ -170,8 +174,17 @@ export async function runTicket(written: Ticket, options: RunOptions): Promise<R
         expose: ticket.sandboxExpose,
       });
       sandboxKind = sandbox.kind;
-      if (sandbox.warning) warnings.push(sandbox.warning);
-      emit({ type: 'sandbox', kind: sandbox.kind, network: sandbox.network, ...(sandbox.warning ? { warning: sandbox.warning } : {}) });
+      // Without a sandbox, what ends a command's processes is said too, and never silently missing.
+      const reaper = sandbox.containsProcesses ? undefined : await (reaperFound ?? findSubreaper());
+      const sandboxWarnings = [sandbox.warning, reaper?.kind === 'none' ? `${NO_SUBREAPER_WARNING} (${reaper.reason})` : undefined].filter((w): w is string => w !== undefined);
+      warnings.push(...sandboxWarnings);
+      emit({
+        type: 'sandbox',
+        kind: sandbox.kind,
+        network: sandbox.network,
+        ...(reaper ? { reaper: reaper.kind } : {}),
+        ...(sandboxWarnings.length > 0 ? { warning: sandboxWarnings.join('; ') } : {}),
+      });
       const site: CommandSite = { cwd: worktree.dir, env, outputCap: OUTPUT_CAP, sandbox };
       const worktreeDir = worktree.dir;
       const guard = createGuard({

@@ -1,9 +1,11 @@
 import { once } from 'node:events';
+import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import { trackLeftover } from '../workspace/leftovers.js';
 import { CappedOutput } from './output-cap.js';
+import { findSubreaper, fitsHelperSpec } from './subreaper.js';
 
 // The one process runner: the Bash tool, ticket checks and setup commands all go
 // through here, so timeouts, kills, output caps and the environment behave the same
@@ -30,6 +32,8 @@ export interface RunCommandOptions {
 /** What runCommand needs of a sandbox: the argv that runs `argv` in `cwd` inside it. */
 export interface CommandSandbox {
   wrap(argv: string[], cwd: string): string[];
+  /** The sandbox itself ends every process a command started when the command ends (a PID namespace). */
+  containsProcesses?: boolean;
 }
 
 /** The same shape for success, failure, timeout and abort; runCommand never throws for a failing command. */
@@ -56,12 +60,23 @@ export interface CommandResult {
  */
 const PIPE_DRAIN_GRACE_MS = 2_000;
 
+/**
+ * How long the subreaper has to end a timed-out or aborted command and everything it
+ * started before its process group is killed outright (which would orphan the rest).
+ */
+const SUBREAPER_STOP_GRACE_MS = 10_000;
+
 export async function runCommand(options: RunCommandOptions): Promise<CommandResult> {
   const started = performance.now();
   const output = new CappedOutput(options.outputCap);
   // Hooks read a JSON answer from stdout and a reason from stderr, so they need them apart.
   const apart = options.separateStderr ? { stdout: new CappedOutput(options.outputCap), stderr: new CappedOutput(options.outputCap) } : undefined;
   const { signal } = options;
+  // Without a sandbox that ends them, a command's processes are ended by a child subreaper
+  // around it (src/tools/subreaper.ts), setsid daemons included; where none works, by the
+  // process-group kill alone (the run says so in a warning).
+  const subreaper = options.sandbox?.containsProcesses ? undefined : await findSubreaper();
+  const reaped = subreaper !== undefined && subreaper.kind !== 'none';
   if (signal?.aborted) {
     const result: CommandResult = { exitCode: null, signal: null, timedOut: false, aborted: true, output: '', totalBytes: 0, durationMs: 0 };
     return apart ? { ...result, stdout: '', stderr: '' } : result;
@@ -72,17 +87,23 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   const bash = ['bash', '--norc', '-c', options.command];
   // Sandboxed, the process we start is bwrap; it leads the process group below, and its
   // PID namespace ends with the command, so the kills here reach everything inside too.
-  const [file, ...args] = options.sandbox ? options.sandbox.wrap(bash, options.cwd) : bash;
+  const wrapped = options.sandbox ? options.sandbox.wrap(bash, options.cwd) : bash;
+  const [file, ...args] = reaped ? subreaper.wrap(wrapped) : wrapped;
+  const command = { argv: wrapped, cwd: options.cwd, env: options.env };
+  // A helper started ahead takes the command when it can say how it went as spawn() would:
+  // no input to give (its stdin is at EOF), a cwd that exists, nothing Node would refuse.
+  const ready = reaped && options.input === undefined && subreaper.ready && fitsHelperSpec(command) && isDirectory(options.cwd) ? subreaper.ready : undefined;
   let subprocess: ChildProcess;
   try {
-    subprocess = spawn(file!, args, {
+    subprocess = ready ? ready.run(command) : spawn(file!, args, {
       cwd: options.cwd,
       // The whole environment, as given: nothing is inherited from corral.
       env: options.env,
       // A command that reads stdin gets EOF at once (or after the input) instead of
       // hanging the run.
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      // The child leads its own process group, so one kill reaches everything it started.
+      // The child leads its own process group, so one kill reaches everything it started
+      // (under a subreaper, the subreaper alone: the command leads a group of its own).
       detached: true,
     });
   } catch (error) {
@@ -98,9 +119,18 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     subprocess.stdin.end(options.input);
   }
 
-  const killGroup = (): void => killProcessGroup(subprocess.pid);
-  // A second Ctrl-C exits corral at once; the command's group must not outlive it.
-  const forgetGroup = trackLeftover(killGroup);
+  const killGroup = (): void => signalProcess(subprocess.pid, -1, 'SIGKILL');
+  // A subreaper killed outright would orphan what the command started, so it is asked
+  // instead (SIGTERM: it kills the command and all that is left, then exits); its group
+  // is killed only if it has not done so in time.
+  let stopGrace: NodeJS.Timeout | undefined;
+  const stop = (): void => {
+    if (!reaped) return killGroup();
+    signalProcess(subprocess.pid, 1, 'SIGTERM');
+    stopGrace ??= setTimeout(killGroup, SUBREAPER_STOP_GRACE_MS);
+  };
+  // A second Ctrl-C exits corral at once; the command's processes must not outlive it.
+  const forgetGroup = trackLeftover(reaped ? () => signalProcess(subprocess.pid, 1, 'SIGTERM') : killGroup);
   let exited = false;
   let timedOut = false;
   let aborted = false;
@@ -110,12 +140,12 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   const timer = setTimeout(() => {
     if (exited) return;
     timedOut = true;
-    killGroup();
+    stop();
   }, options.timeoutMs);
   const onAbort = (): void => {
     if (exited) return;
     aborted = true;
-    killGroup();
+    stop();
   };
   signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -140,7 +170,9 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
         exitCode = code;
         exitSignal = killedBy;
         // A backgrounded grandchild (`sleep 1000 &`) would keep the pipes open and outlive
-        // the call; the command is over when its main process is.
+        // the call; the command is over when its main process is. (A subreaper has ended
+        // them all before it exits; this kill then finds nothing.)
+        clearTimeout(stopGrace);
         killGroup();
         drainTimer = setTimeout(() => {
           for (const stream of streams) stream.destroy();
@@ -158,6 +190,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     });
   } finally {
     clearTimeout(timer);
+    clearTimeout(stopGrace);
     signal?.removeEventListener('abort', onAbort);
   }
   // Nothing the command started may survive the call. After an exit the group was
@@ -183,27 +216,33 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   return apart ? { ...result, stdout: apart.stdout.text(), stderr: withStartError(apart.stderr.text()) } : result;
 }
 
-function killProcessGroup(pid: number | undefined): void {
+/** Sends `signal` to the process `pid` (`sign` 1) or to its process group (`sign` -1). */
+function signalProcess(pid: number | undefined, sign: 1 | -1, signal: 'SIGKILL' | 'SIGTERM'): void {
   if (pid === undefined) return;
   // Most commands start nothing in the background, so their group is gone by now, and
   // process.kill says so by throwing: building that error cost ≈ 0.15 ms on every command
   // (docs/performance.md). Node's binding returns the error number instead; a Node without
   // it gets process.kill.
   const rawKill = (process as unknown as { _kill?: unknown })._kill;
-  const result = typeof rawKill === 'function' ? (rawKill.call(process, -pid, constants.signals.SIGKILL) as number) : killThrowing(-pid);
+  const target = sign * pid;
+  const result = typeof rawKill === 'function' ? (rawKill.call(process, target, constants.signals[signal]) as number) : killThrowing(target, signal);
   // ESRCH: the group is already gone. EPERM: the id now belongs to someone else's group;
   // it is not ours to kill. Either way there is nothing left of ours.
   if (result === 0 || result === -constants.errno.ESRCH || result === -constants.errno.EPERM) return;
-  throw new Error(`could not kill process group ${pid}: errno ${-result}`);
+  throw new Error(`could not signal ${sign < 0 ? 'process group' : 'process'} ${pid}: errno ${-result}`);
 }
 
-function killThrowing(target: number): number {
+function killThrowing(target: number, signal: NodeJS.Signals): number {
   try {
-    process.kill(target, 'SIGKILL');
+    process.kill(target, signal);
     return 0;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ESRCH' || code === 'EPERM') return -constants.errno[code];
     throw error;
   }
+}
+
+function isDirectory(dir: string): boolean {
+  return statSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }

@@ -121,8 +121,9 @@ describe('secrets', () => {
       'fixtures/replay/leak.yaml': [
         'turns:',
         '  - tools:',
-        // A script hides what it does from the guard; a ticket rule lets it run.
-        "      - Write: {file_path: fixtures/leak.sh, content: \"tr '\\\\0' '\\\\n' < /proc/$PPID/environ | grep ANTHROPIC > fixtures/example-project/leak.txt; env > fixtures/example-project/env.txt\\n\"}",
+        // A script hides what it does from the guard; a ticket rule lets it run. corral is
+        // its shell's parent, or (under the child subreaper) grandparent.
+        "      - Write: {file_path: fixtures/leak.sh, content: \"for p in $PPID $(cut -d' ' -f4 /proc/$PPID/stat); do tr '\\\\0' '\\\\n' < /proc/$p/environ; done | grep ANTHROPIC > fixtures/example-project/leak.txt; env > fixtures/example-project/env.txt\\n\"}",
         '      - Bash: {command: "sh fixtures/leak.sh"}',
         '  - text: done',
         '',

@@ -113,6 +113,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   return {
     kind: 'bwrap',
     network: options.network,
+    containsProcesses: true,
     maskSecrets() {
       secrets = findWorktreeSecrets(layout.worktree, expose);
       return secrets;
