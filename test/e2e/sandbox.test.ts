@@ -137,6 +137,8 @@ describe('the sandbox through the CLI', () => {
       '.cargo/credentials.toml': `[registry]\ntoken = "${FAKE_TOKEN}"\n`,
       '.gitconfig': `[http]\n\textraheader = AUTHORIZATION: basic ${FAKE_TOKEN}\n`,
       '.vault-token': FAKE_TOKEN,
+      // What only the real home holds: the private one the sandbox shows in its place is empty.
+      '.real-home': 'yes\n',
     })) {
       mkdirSync(path.dirname(path.join(home, file)), { recursive: true });
       writeFileSync(path.join(home, file), content);

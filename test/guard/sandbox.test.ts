@@ -120,7 +120,7 @@ describe('bwrapArgv', () => {
       '--tmpfs', '/run', '--remount-ro', '/run',
       '--dev-bind', '/dev/null', '/home/u/.pyenv/credentials',
       '--dev-bind', '/dev/null', '/tmp/corral-t-1/wt/.env',
-      '--remount-ro', '/home/u',
+      // Not the private home: the run's own, writable (tools keep caches there).
       '--remount-ro', '/srv/repo',
       '--remount-ro', '/srv/repo/.git',
       '--remount-ro', '/tmp/.corral-sandbox-x',

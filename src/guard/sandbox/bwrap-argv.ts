@@ -86,8 +86,9 @@ export function bwrapArgv(layout: BwrapLayout, argv: string[], cwd: string): str
     // even be read); it is /dev/null, so nothing is reachable through it.
     ...layout.hiddenFiles.flatMap((p) => ['--dev-bind', '/dev/null', p]),
     // Last: bubblewrap made the mount points below each cover while it was writable.
-    // --remount-ro is not recursive, so what is bound below keeps its own mode.
-    ...layout.covers.flatMap((c) => ['--remount-ro', c.target]),
+    // --remount-ro is not recursive, so what is bound below keeps its own mode. The
+    // private home stays writable: it is the run's own, and tools keep caches there.
+    ...layout.covers.filter((c) => c.source === undefined).flatMap((c) => ['--remount-ro', c.target]),
     '--chdir', cwd,
     '--',
     ...argv,

@@ -1,4 +1,4 @@
-import { realpathSync, statSync } from 'node:fs';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { gitMetadataOf } from '../paths/git-metadata.js';
@@ -47,6 +47,25 @@ export const HIDDEN_SYSTEM = [
   '/run/snapd.socket',
   '/run/snapd-snap.socket',
 ];
+
+/**
+ * Secrets of the machine a user (root above all, as in CI containers) can read: password
+ * hashes and the host's SSH keys. Every user's home goes too (OTHER_HOMES): the run's
+ * commands have a private one of their own.
+ */
+export const MACHINE_SECRETS = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/security/opasswd'];
+export const OTHER_HOMES = ['/home', '/root'];
+
+/** The host's private SSH keys (`/etc/ssh/ssh_host_*_key`), as they are on this machine. */
+function hostKeys(): string[] {
+  try {
+    return readdirSync('/etc/ssh')
+      .filter((name) => /^ssh_host_.*_key$/.test(name))
+      .map((name) => path.join('/etc/ssh', name));
+  } catch {
+    return [];
+  }
+}
 
 /**
  * The machine's git config files, where a credential helper or token may be set for
@@ -99,6 +118,11 @@ export function sandboxLayout(options: LayoutOptions): BwrapLayout {
     // Under /tmp a home is out of view already: the sandbox's /tmp is the run's own.
     else if (!within(home, '/tmp')) cover(home);
   }
+  // Other people's homes (and root's, which CI containers run as): whatever lies in them
+  // that a command needs (a toolchain on PATH, the worktree, `sandbox.read`) is shown again.
+  for (const dir of OTHER_HOMES.flatMap((home) => realDirOrNothing(home))) {
+    if (dir !== '/' && !within(dir, '/tmp') && !within(worktree, dir) && !within(tmpDir, dir)) cover(dir);
+  }
   const writable: Bind[] = [];
   const objectViews: VisibleTree[] = [];
   if (linked) {
@@ -131,6 +155,8 @@ export function sandboxLayout(options: LayoutOptions): BwrapLayout {
     ...(options.network ? [] : NO_NETWORK_HIDDEN),
     ...HIDDEN_SYSTEM,
     ...SYSTEM_GIT_CONFIG,
+    ...MACHINE_SECRETS,
+    ...hostKeys(),
   ].flatMap((p) => realOrNothing(p));
   const hiddenDirs: string[] = [];
   const hiddenFiles: string[] = [];
