@@ -1,13 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse } from 'yaml';
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Decision } from '../../src/guard/decide.js';
 import { createGuard, type Guard } from '../../src/guard/guard.js';
-import { runCli } from '../support/cli.js';
-import { CORPUS_DIR, makeGuardRepo } from '../support/guard-repo.js';
 import { gitIn, tempDir } from '../support/repo.js';
 
 /**
@@ -248,30 +244,5 @@ describe('git finding a repository planted inside the worktree', () => {
       expect((await bash(guard, command)).effect, command).not.toBe('allow');
     }
     expect((await bash(guard, 'mkdir -p src/lib && git -C src status')).effect).toBe('allow');
-  });
-});
-
-describe('the code-by-data corpus through `corral policy test`', () => {
-  const casesOf = (name: string): { id: string }[] => (parse(readFileSync(path.join(CORPUS_DIR, name), 'utf8')) as { cases: { id: string }[] }).cases;
-  let repo: string;
-  beforeAll(() => {
-    repo = makeGuardRepo();
-    for (const name of ['dangerous-code-by-data.yaml', 'benign-code-by-data.yaml']) copyFileSync(path.join(CORPUS_DIR, name), path.join(repo, name));
-  });
-
-  it('allows none of the dangerous cases', async () => {
-    const cases = casesOf('dangerous-code-by-data.yaml');
-    expect(cases.length).toBeGreaterThanOrEqual(50);
-    const run = await runCli(['policy', 'test', 'dangerous-code-by-data.yaml'], { cwd: repo });
-    expect(run.stdout).toContain(`${cases.length} passed, 0 failed`);
-    expect(run.stdout).not.toMatch(/^(ok|FAIL) +\S+ +(\(\S+\) +got )?allow /m);
-    expect(run.exitCode).toBe(0);
-  });
-
-  it('allows every benign neighbour', async () => {
-    const cases = casesOf('benign-code-by-data.yaml');
-    const run = await runCli(['policy', 'test', 'benign-code-by-data.yaml'], { cwd: repo });
-    expect(run.stdout).toContain(`${cases.length} passed, 0 failed`);
-    expect(run.exitCode).toBe(0);
   });
 });

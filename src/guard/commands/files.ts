@@ -110,7 +110,9 @@ export function tarEffects(rest: WordValue[], known: Known, unknown: Unknown): C
   const reads = archives.filter((value) => value.text !== '-').map((value) => use(value, 'read', 'tar archive'));
   if (parsed.unknown.length > 0) return unknown(unknownOption('tar', parsed.unknown[0]!), reads);
   const other = parsed.options.find((option) => !TAR_LISTING.has(option.name));
-  if (!hasOption(parsed, '-t', '--list') || other !== undefined) return unknown(`\`tar${other === undefined ? '' : ` ${other.name}`}\` does more than list an archive: it writes files, reads trees or runs programs`, reads);
+  // What it archives is read whole: a secret named among the operands is read outright.
+  const operands = parsed.operands.filter((value) => value.unknown === undefined).map((value) => use(value, 'read', 'tar operand', true));
+  if (!hasOption(parsed, '-t', '--list') || other !== undefined) return unknown(`\`tar${other === undefined ? '' : ` ${other.name}`}\` does more than list an archive: it writes files, reads trees or runs programs`, [...reads, ...operands]);
   // `host:file` is an archive on another machine, reached through rsh.
   if (!hasOption(parsed, '--force-local') && archives.some((value) => value.text.includes(':'))) return unknown('`tar -f host:file` runs a remote shell', reads);
   return known(reads);
