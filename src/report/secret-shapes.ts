@@ -112,7 +112,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // A key cut short (a truncated tool output, a partial write) still shows its body.
   { rule: 'private-key', keywords: ['-----BEGIN', '-----begin'], pattern: /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\r\n]|\\[nr]){64,}/gi, source: 'corral' },
   // corral's shapes from before this table, looser than gitleaks' (any length past a floor).
-  { rule: 'anthropic-api-key', keywords: ['sk-ant-'], pattern: /sk-ant-[A-Za-z0-9_-]{8,}/g, source: 'corral' },
+  { rule: 'anthropic-api-key', keywords: ['sk-ant-'], pattern: /sk-ant-[A-Za-z0-9_-]{12,}/g, source: 'corral' },
   { rule: 'openai-api-key', keywords: ['sk-'], pattern: /\bsk-[A-Za-z0-9_-]{20,}/g, source: 'corral' },
   { rule: 'github-token', keywords: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'], pattern: /\bgh[pousr]_[A-Za-z0-9]{20,}/g, source: 'corral' },
   { rule: 'aws-access-token', keywords: ['AKIA'], pattern: /\bAKIA[0-9A-Z]{16}\b/g, allow: /EXAMPLE$/, source: 'corral' },
