@@ -12,7 +12,7 @@ import { costUsd } from '../agent/prices.js';
 import { buildSystemPrompt, buildTaskMessage } from '../agent/system-prompt.js';
 import { UsageError } from '../errors.js';
 import { fanOut, type EmitEvent } from '../report/events.js';
-import { createRedactor, findSecretValues, secretValues, type SecretValue } from '../report/redact.js';
+import { createRedactor, findAddedSecrets, secretValues, type SecretValue } from '../report/redact.js';
 import { createTraceWriter } from '../report/trace.js';
 import type { Ticket } from '../ticket/types.js';
 import { toolSpecs } from '../tools/index.js';
@@ -465,14 +465,14 @@ async function recordResult(input: {
       input.emit({ type: 'fence', ok: fence.ok, verdicts: fence.verdicts });
       // No change against the base is an empty patch: no git process needed to say so.
       const bytes = changes.length === 0 ? Buffer.alloc(0) : await diffSnapshot(snapshot);
-      const leaked = findSecretValues(bytes, input.secrets);
+      const leaked = findAddedSecrets(bytes, input.secrets);
       const patchFile = path.join(input.runDir, 'patch.diff');
-      await writeFile(patchFile, leaked.length > 0 ? redactBytes(bytes, input.secrets) : bytes);
+      await writeFile(patchFile, leaked ? leaked.redacted : bytes);
       patch = patchFile;
       hostChanges = await hostChanged;
       input.emit({ type: 'host', ok: hostChanges.length === 0, differences: hostChanges });
-      if (leaked.length > 0) {
-        return { status: 'fence_violated', reason: `the change contains the value of ${leaked.join(', ')}; it was redacted in the patch and not committed`, fence, hostChanges, patch, keepWorktree: false };
+      if (leaked) {
+        return { status: 'fence_violated', reason: `the change contains ${describeSecrets(leaked.added, input.secrets)}; it was redacted in the patch and not committed`, fence, hostChanges, patch, keepWorktree: false };
       }
       let verdict = decideStatus(outcome, fence, ticket, hostChanges);
       // A Ctrl-C while the result was being recorded still means interrupted: no branch.
@@ -495,11 +495,10 @@ async function recordResult(input: {
   }
 }
 
-function redactBytes(bytes: Buffer, secrets: SecretValue[]): Buffer {
-  // latin1 maps every byte to one code unit and back, so nothing else in the patch changes.
-  let text = bytes.toString('latin1');
-  for (const { name, value } of secrets) text = text.split(Buffer.from(value).toString('latin1')).join(`[REDACTED ${name}]`);
-  return Buffer.from(text, 'latin1');
+/** "the value of NAME, the value of NAME as base64, a secret shaped like gitlab-pat". */
+function describeSecrets(found: string[], secrets: SecretValue[]): string {
+  const names = new Set(secrets.map(({ name }) => name));
+  return found.map((rule) => (names.has(rule.split(' ')[0]!) ? `the value of ${rule}` : `a secret shaped like ${rule}`)).join(', ');
 }
 
 /** The run's status: a breached fence beats every outcome but an interruption or a bug. */
