@@ -16,6 +16,9 @@ describe('a settings file holds a credential', () => {
     ['DATABASE_URL=postgres://app:s3cret@db:5432/app', true],
     ['"client_secret": "abc",', true],
     ['-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----', true],
+    // No credential-named key, but a token by its shape.
+    [`OPENAI=${['sk', 'proj', 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4'].join('-')}`, true],
+    [`GITLAB=${['glpat', 'A1b2C3d4E5f6G7h8I9j0'].join('-')}`, true],
   ])('%s: yes', (text, holds) => expect(textHoldsCredential(text)).toBe(holds));
 
   it.each([

@@ -229,12 +229,4 @@ describe('no false positives on ordinary code', () => {
     }
     expect(found).toEqual([]);
   });
-
-  it('scans a MiB of source in well under a second', () => {
-    const text = readFileSync(path.join(PROJECT_ROOT, 'package-lock.json'), 'utf8').repeat(8).slice(0, 1 << 20);
-    const find = createSecretFinder([{ name: 'A_TOKEN', value: noise(40) }, { name: 'B_KEY', value: noise(60, ALNUM, 11) }]);
-    const started = performance.now();
-    for (let i = 0; i < 5; i++) find(text);
-    expect((performance.now() - started) / 5).toBeLessThan(250);
-  });
 });

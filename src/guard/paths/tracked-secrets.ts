@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { findSecretShapes } from '../../report/find-secrets.js';
 
 // A secret-named file that git tracks is already in every clone of the repository; what
 // the guard keeps from `git show`, `git diff` and `git log -p` is the credential in it.
@@ -35,8 +36,9 @@ export function holdsCredential(file: string): boolean {
   return textHoldsCredential(text);
 }
 
-/** A private key block, a URL with a password, or a credential-named key with a literal value. */
+/** A token by its shape, a private key block, a URL with a password, or a credential-named key with a literal value. */
 export function textHoldsCredential(text: string): boolean {
+  if (findSecretShapes(text).length > 0) return true;
   if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(text)) return true;
   if (/[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:[^\s/@]+@/i.test(text)) return true;
   for (const raw of text.split(/\r?\n/)) {
