@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { probeBubblewrap } from '../../src/guard/sandbox/probe.js';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, runCli, runReport } from '../support/cli.js';
 import { gitIn, repoWithFiles, tempDir } from '../support/repo.js';
@@ -326,7 +327,9 @@ describe('command hooks through the CLI', () => {
     expect(readFileSync(r.patch, 'utf8')).not.toContain('hooks/');
   });
   it('keeps a hook script from a program the agent runs: read-only in the sandbox, and refused once changed without one', async () => {
-    for (const sandbox of ['bwrap', 'none']) {
+    const bwrap = await probeBubblewrap();
+    if (!bwrap.ok) process.stderr.write(`hook script in the sandbox: skipped, bubblewrap does not work here (${bwrap.reason}); the unsandboxed half runs\n`);
+    for (const sandbox of bwrap.ok ? ['bwrap', 'none'] : ['none']) {
       const { r } = await runTicket(
         {
           'hooks/guard.sh': '#!/usr/bin/env bash\nif grep -q danger; then echo "no danger here" >&2; exit 2; fi\n',

@@ -86,12 +86,12 @@ export function gitEffects(rest: WordValue[], base: CommandEffects): CommandEffe
     case 'remote': {
       const verb = parsed.operands[0]?.text;
       // Names only; `-v`, `get-url` and `show` print the URLs, which can hold a password or token.
-      if (verb === undefined) return parsed.options.length === 0 ? known() : secrets('`git remote -v` prints remote URLs, which can hold a password or token');
-      if (verb === 'get-url' || verb === 'show') return secrets(`\`git remote ${verb}\` prints remote URLs, which can hold a password or token`);
+      if (verb === undefined) return parsed.options.length === 0 ? known() : secrets('`git remote -v` prints remote URLs, which can hold a password or token', true);
+      if (verb === 'get-url' || verb === 'show') return secrets(`\`git remote ${verb}\` prints remote URLs, which can hold a password or token`, true);
       return owned('remotes belong to the host repository');
     }
     case 'var':
-      if (parsed.options.length > 0) return secrets('`git var -l` prints every config value, which can hold credentials');
+      if (parsed.options.length > 0) return secrets('`git var -l` prints every config value, which can hold credentials', true);
       return known();
     case 'ls-remote':
       return secrets('`git ls-remote` sends the remote\'s credentials over the network and `--get-url` prints them');
