@@ -2,6 +2,7 @@ import type { ToolUse } from '../agent/loop.js';
 import type { Approver, ApprovalAnswer } from '../guard/approval/approver.js';
 import type { Decision } from '../guard/decide.js';
 import type { Guard, Verdict } from '../guard/guard.js';
+import { staysInProcessGroup } from '../guard/process-group.js';
 import { refusalText } from '../guard/refusal.js';
 import { hasHooksFor, runHooks, type HookEvent, type HookOutcome, type HookPayload, type HooksConfig, type HookSite } from '../guard/hooks.js';
 import type { EmitEvent } from '../report/events.js';
@@ -132,7 +133,7 @@ export async function runToolCall(
   if (context.signal.aborted) return finish({ content: 'The run was interrupted; the call was not run.', isError: true });
   let output: ToolOutput;
   try {
-    output = await tool.execute(parsed.input, context);
+    output = await tool.execute(parsed.input, verdict !== undefined && staysInProcessGroup(verdict.facts) ? { ...context, staysInGroup: true } : context);
   } catch (error) {
     output = { content: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, isError: true };
   }

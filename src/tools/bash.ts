@@ -32,6 +32,7 @@ async function executeBash(input: BashInput, ctx: ToolContext): Promise<ToolOutp
     signal: ctx.signal,
     outputCap: ctx.outputCap,
     ...(ctx.sandbox ? { sandbox: ctx.sandbox } : {}),
+    ...(ctx.staysInGroup ? { staysInGroup: true } : {}),
   });
   return { content: describeResult(result, timeoutMs), isError: !succeeded(result) };
 }

@@ -27,6 +27,12 @@ export interface RunCommandOptions {
   separateStderr?: boolean;
   /** Runs the command inside this sandbox (guard/sandbox); without it, as it is. */
   sandbox?: CommandSandbox;
+  /**
+   * Everything it starts stays in its process group (the guard knows each command, and
+   * none detaches), so the group kill suffices and no subreaper process is started: on a
+   * slow VM one costs ≈ 12 ms a command, most of a step (docs/performance.md).
+   */
+  staysInGroup?: boolean;
 }
 
 /** What runCommand needs of a sandbox: the argv that runs `argv` in `cwd` inside it. */
@@ -75,7 +81,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   // Without a sandbox that ends them, a command's processes are ended by a child subreaper
   // around it (src/tools/subreaper.ts), setsid daemons included; where none works, by the
   // process-group kill alone (the run says so in a warning).
-  const subreaper = options.sandbox?.containsProcesses ? undefined : await findSubreaper();
+  const subreaper = options.sandbox?.containsProcesses || options.staysInGroup ? undefined : await findSubreaper();
   const reaped = subreaper !== undefined && subreaper.kind !== 'none';
   if (signal?.aborted) {
     const result: CommandResult = { exitCode: null, signal: null, timedOut: false, aborted: true, output: '', totalBytes: 0, durationMs: 0 };

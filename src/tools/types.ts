@@ -21,6 +21,8 @@ export interface ToolContext {
   bashMaxTimeoutMs: number;
   /** Where Bash commands run (the run's sandbox); absent, they run as they are. */
   sandbox?: CommandSandbox;
+  /** The guard knows that what this call starts stays in its process group (guard/facts.ts `staysInProcessGroup`). */
+  staysInGroup?: boolean;
 }
 
 /** What goes back to the model as a tool_result. */
