@@ -3,7 +3,7 @@ import { userInfo } from 'node:os';
 import path from 'node:path';
 import { gitMetadataOf } from '../paths/git-metadata.js';
 import type { Bind, BwrapLayout } from './bwrap-argv.js';
-import { credentialsInTrees, toolchainTrees, type VisibleTree } from './home-view.js';
+import { CREDENTIAL_PLACES, credentialsInTrees, toolchainTrees, type VisibleTree } from './home-view.js';
 import { within } from './paths.js';
 
 export { within } from './paths.js';
@@ -11,23 +11,10 @@ export { within } from './paths.js';
 /**
  * Credentials in a home directory that cannot be hidden whole (a home of `/`): reads are
  * not confined by the sandbox, so what a command must never read is taken out of its
- * view. Every other home is out of view entirely (home-view.ts).
+ * view, by the same list that decides what a visible folder may hold. Every other home is
+ * out of view entirely (home-view.ts).
  */
-export const HIDDEN_IN_HOME = [
-  '.ssh',
-  '.gnupg',
-  '.aws',
-  '.azure',
-  '.config/gcloud',
-  '.kube',
-  '.docker',
-  '.netrc',
-  '_netrc',
-  '.pgpass',
-  '.npmrc',
-  '.pypirc',
-  '.git-credentials',
-];
+export const HIDDEN_IN_HOME = CREDENTIAL_PLACES;
 
 /**
  * A Unix socket stays connectable on a read-only mount and needs no network. Without
