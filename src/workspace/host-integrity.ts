@@ -99,7 +99,9 @@ async function fileDigest(file: string): Promise<string | null> {
  * still shows its files), by name only.
  */
 async function checkoutLines(repo: string): Promise<string[]> {
-  const { stdout } = await git(repo, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching', '--no-renames']);
+  // corral's own run records (.corral/: traces, patches, its .gitignore) change under every
+  // run of a batch, before their .gitignore exists too: they are not the host's to check.
+  const { stdout } = await git(repo, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching', '--no-renames', '--', '.', ':(top,exclude).corral']);
   const fields = stdout.split('\0');
   const lines: string[] = [];
   for (let i = 0; i < fields.length; i += 1) {

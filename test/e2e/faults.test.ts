@@ -25,7 +25,7 @@ interface Report {
   changes: { change: { path: string } }[];
 }
 
-function repo(files: Record<string, string>, replay: string, ticket = 'task: t\nallow: ["src/**"]\n'): string {
+function repo(files: Record<string, string>, replay: string, ticket = 'task: t\nallow: ["src/**"]\nsandbox: auto\n'): string {
   return repoWithFiles({ 'src/a.txt': 'a\n', ...files, 't.yaml': `${ticket}model: replay:replay.yaml\n`, 'replay.yaml': `turns:\n${replay}` }, 'corral-faults-');
 }
 
@@ -164,7 +164,7 @@ describe('tools that misbehave', () => {
         '  - text: done',
         '',
       ].join('\n'),
-      'task: t\nallow: ["src/**"]\nallow_empty: true\n',
+      'task: t\nallow: ["src/**"]\nallow_empty: true\nsandbox: auto\n',
     );
     const run = await runCli(['run', 't.yaml', '--json'], { cwd: dir, timeoutMs: 60_000 });
     const report = runReport(run.stdout) as Report;
@@ -194,7 +194,7 @@ describe('signals at every phase', () => {
   }
 
   it('during setup', async () => {
-    const dir = repo({}, `${WRITE_FIRST}  - text: done\n`, `task: t\nallow: ["src/**"]\nsetup: ["sleep ${SLEEP}"]\n`);
+    const dir = repo({}, `${WRITE_FIRST}  - text: done\n`, `task: t\nallow: ["src/**"]\nsetup: ["sleep ${SLEEP}"]\nsandbox: auto\n`);
     const { child } = await startRun(dir, ['run', 't.yaml', '--json'], 'worktree at');
     await waitFor(sleeping);
     await interrupted(child, dir, 'SIGTERM');
@@ -206,7 +206,7 @@ describe('signals at every phase', () => {
       { content: [{ type: 'text', text: 'never sent' }], delayMs: 30_000 },
     ]);
     try {
-      const dir = repoWithFiles({ 'src/a.txt': 'a\n', 't.yaml': 'task: t\nallow: ["src/**"]\nmodel: claude-sonnet-4-6\n' }, 'corral-faults-');
+      const dir = repoWithFiles({ 'src/a.txt': 'a\n', 't.yaml': 'task: t\nallow: ["src/**"]\nmodel: claude-sonnet-4-6\nsandbox: auto\n' }, 'corral-faults-');
       const child = execa('node', [BIN, 'run', 't.yaml', '--json'], {
         cwd: dir,
         reject: false,
@@ -222,7 +222,7 @@ describe('signals at every phase', () => {
   });
 
   it('during a check, keeping the agent work', async () => {
-    const dir = repo({}, `${WRITE_FIRST}  - text: done\n`, `task: t\nallow: ["src/**"]\nchecks: ["sleep ${SLEEP}"]\n`);
+    const dir = repo({}, `${WRITE_FIRST}  - text: done\n`, `task: t\nallow: ["src/**"]\nchecks: ["sleep ${SLEEP}"]\nsandbox: auto\n`);
     const { child } = await startRun(dir, ['run', 't.yaml', '--json'], 'end_turn');
     await waitFor(sleeping);
     const report = await interrupted(child, dir);

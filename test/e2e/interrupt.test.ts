@@ -13,7 +13,7 @@ describe('Ctrl-C during a tool call', () => {
       'turns:\n  - tools:\n      - Write: {file_path: fixtures/example-project/notes.txt, content: "half done\\n"}\n      - Bash: {command: "echo started; sleep 600"}\n',
     );
     commitFiles(repo, {
-      'fixtures/tickets/slow.yaml': 'task: t\nallow: ["**"]\nmodel: replay:../replay/slow.yaml\n',
+      'fixtures/tickets/slow.yaml': 'task: t\nallow: ["**"]\nmodel: replay:../replay/slow.yaml\nsandbox: auto\n',
     });
 
     const child = execa('node', [path.join(PROJECT_ROOT, 'bin/corral.cjs'), 'run', 'fixtures/tickets/slow.yaml', '--json'], {
@@ -51,7 +51,7 @@ describe('Ctrl-C while a PreToolUse hook decides', () => {
     const repo = makeDemoRepo();
     writeFileSync(path.join(repo, 'fixtures/replay/hooked.yaml'), 'turns:\n  - tools:\n      - Write: {file_path: fixtures/example-project/blocked.txt, content: "the hook would block this\\n"}\n');
     commitFiles(repo, {
-      'fixtures/tickets/hooked.yaml': 'task: t\nallow: ["**"]\nmodel: replay:../replay/hooked.yaml\n',
+      'fixtures/tickets/hooked.yaml': 'task: t\nallow: ["**"]\nmodel: replay:../replay/hooked.yaml\nsandbox: auto\n',
       // A slow hook that would block the write.
       'corral.yaml': 'hooks:\n  PreToolUse:\n    - matcher: Write\n      hooks:\n        - {type: command, command: "echo started >&2; sleep 30; exit 2"}\n',
     });

@@ -5,6 +5,17 @@ import { hostDifferences, recordHostState } from '../../src/workspace/host-integ
 import { gitIn, repoWithFiles } from '../support/repo.js';
 
 describe('host repository integrity', () => {
+  it("leaves corral's own run records alone: other runs of a batch write them meanwhile", async () => {
+    const repo = repoWithFiles({ 'a.txt': 'a\n' }, 'corral-host-');
+    const before = await recordHostState(repo);
+    mkdirSync(path.join(repo, '.corral', 'runs', 't2-x'), { recursive: true });
+    writeFileSync(path.join(repo, '.corral', 'runs', 't2-x', 'trace.jsonl'), '{}\n');
+    writeFileSync(path.join(repo, '.corral', '.gitignore'), '*\n');
+    expect(hostDifferences(before, await recordHostState(repo, before))).toEqual([]);
+    writeFileSync(path.join(repo, 'b.txt'), 'b\n');
+    expect(hostDifferences(before, await recordHostState(repo, before))).toEqual(['host checkout file changed: b.txt']);
+  });
+
   it('sees HEAD move, a staged change, a new ref, config and hooks; not the run branch or a refreshed stat cache', async () => {
     const repo = repoWithFiles({ 'a.txt': 'a\n' }, 'corral-host-');
     const before = await recordHostState(repo);
