@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import { commandEffects, type Access, type CommandEffects, type PathUse } from './commands/effects.js';
@@ -9,6 +9,7 @@ import { globCandidates, resolveLinkItself, resolvePhysical } from './paths/reso
 import { isDevice, isGitMetadata, isPseudoDevice, isSecret, type GitMetadata } from './paths/protected.js';
 import { analyseScript, type SimpleCommand } from './shell/analyse.js';
 import { UNKNOWN_ARG } from './unknown-arg.js';
+import { dirEntries } from './paths/dir-entries.js';
 
 /** What the guard knows about where a call runs. */
 export interface CallSite {
@@ -255,13 +256,7 @@ export function filesUnder(dir: string, skipHidden = false): string[] | null {
   const stack = [dir];
   while (stack.length > 0) {
     const current = stack.pop()!;
-    let entries;
-    try {
-      entries = readdirSync(current, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
+    for (const entry of dirEntries(current)) {
       if (skipHidden && entry.name.startsWith('.')) continue;
       const full = path.join(current, entry.name);
       if (entry.name === '.git' || entry.name === 'node_modules') {

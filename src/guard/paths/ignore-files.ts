@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isSecret } from './protected.js';
+import { dirEntries } from './dir-entries.js';
 
 /** Files whose patterns search tools obey per directory: ripgrep's, git's, fd's and ag's. */
 export const IGNORE_FILE_NAMES = new Set(['.ignore', '.rgignore', '.gitignore', '.fdignore', '.agignore']);
@@ -39,13 +40,7 @@ function ignoreFilesUnder(dir: string): { files: string[]; hiddenDirs: string[] 
   let seen = 0;
   while (stack.length > 0) {
     const current = stack.pop()!;
-    let entries;
-    try {
-      entries = readdirSync(current, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
+    for (const entry of dirEntries(current)) {
       if (++seen > WALK_LIMIT) return null;
       const full = path.join(current, entry.name);
       if (IGNORE_FILE_NAMES.has(entry.name)) files.push(full);

@@ -1,8 +1,9 @@
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../../errors.js';
 import { isSecret } from '../paths/protected.js';
 import { within } from './paths.js';
+import { dirEntries } from '../paths/dir-entries.js';
 
 // Inside the sandbox the real home is out of view (an allow-list, not a deny-list). What
 // stays visible, read-only: the PATH entries that lie under it (toolchains installed per
@@ -198,13 +199,7 @@ export function credentialsInTrees(trees: VisibleTree[], homes: string[]): { dir
 }
 
 function scan(dir: string, depth: number, found: (file: string) => void): void {
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const entry of entries) {
+  for (const entry of dirEntries(dir)) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) {
       if (depth < SCAN_DEPTH && entry.name !== 'node_modules') scan(full, depth + 1, found);

@@ -1,7 +1,8 @@
-import { readdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../../errors.js';
 import { isSecret } from '../paths/protected.js';
+import { dirEntries } from '../paths/dir-entries.js';
 
 // The worktree's secret files (`.env`, keys, …, by the baseline's secret patterns), which
 // the sandbox masks once the agent phase starts: setup is trusted and sees them, the
@@ -34,13 +35,7 @@ export function findWorktreeSecrets(worktree: string, expose: string[]): Worktre
   const masked: string[] = [];
   const exposed: string[] = [];
   const walk = (dir: string, relative: string): void => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
+    for (const entry of dirEntries(dir)) {
       const rel = relative === '' ? entry.name : `${relative}/${entry.name}`;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) {
