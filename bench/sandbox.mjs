@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createSandbox } from '../dist/guard/sandbox/sandbox.js';
 import { probeBubblewrap } from '../dist/guard/sandbox/probe.js';
-import { runCommand } from '../dist/tools/run-command.js';
+import { runCommand } from '../dist/proc/run-command.js';
 
 const COMMANDS = 100;
 const WARMUP = 5;

@@ -23,7 +23,8 @@ import type {
   TextBlockParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages.js';
-import { ModelApiError, type Model, type ModelRequest, type ModelTurn, type ToolSpec, type TurnBlock } from './model.js';
+import { ModelApiError, type Model, type ModelRequest, type ModelTurn, type ToolSpec } from './model.js';
+import { type TurnBlock } from '../trace/records.js';
 
 export interface AnthropicModelOptions {
   /** The model id the ticket named, e.g. `claude-sonnet-4-5`. */

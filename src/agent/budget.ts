@@ -1,25 +1,13 @@
+import { addUsage, totalTokens, type BudgetKind } from '../trace/records.js';
 import type { TicketBudget } from '../ticket/types.js';
-import { ZERO_USAGE, type TokenUsage } from './model.js';
+import { ZERO_USAGE, type TokenUsage } from '../trace/records.js';
 
-export type BudgetKind = 'steps' | 'tokens' | 'minutes' | 'usd';
 
 export interface BudgetExceeded {
   which: BudgetKind;
   detail: string;
 }
 
-export function totalTokens(u: TokenUsage): number {
-  return u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
-}
-
-export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-  };
-}
 
 /** What a run has spent so far, checked against its budget before every model call. */
 export class BudgetMeter {

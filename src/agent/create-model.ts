@@ -2,10 +2,9 @@ import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { hasApiKey } from './api-key.js';
 import type { Model } from './model.js';
-import { isReplayModel, replayScriptPath } from './model-id.js';
+import { isReplayModel, replayScriptPath } from '../ticket/model-id.js';
 import { createReplayModel, loadReplayScript, type ReplayLoader } from './replay-model.js';
 
-export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 /** Why a real model cannot be used in this environment, or null when it can. */
 export function missingKeyError(id: string, env: NodeJS.ProcessEnv): UsageError | null {

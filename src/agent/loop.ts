@@ -1,8 +1,14 @@
-import type { EmitEvent } from '../report/events.js';
-import type { ToolOutput } from '../tools/types.js';
+import type { EmitEvent } from '../trace/events.js';
 import type { BudgetExceeded, BudgetMeter } from './budget.js';
 import { createJsonSizer } from './json-size.js';
-import { ModelApiError, type MessageParam, type Model, type ModelTurn, type TokenUsage, type ToolSpec } from './model.js';
+import { ModelApiError, type MessageParam, type Model, type ModelTurn, type ToolSpec } from './model.js';
+import { type TokenUsage } from '../trace/records.js';
+
+/** What a tool call gives back to the model. */
+export interface ToolOutput {
+  content: string;
+  isError: boolean;
+}
 
 export interface ToolUse {
   id: string;

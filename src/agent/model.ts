@@ -1,3 +1,4 @@
+import type { TokenUsage, TurnBlock } from '../trace/records.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages/messages.js';
 
 export type { MessageParam };
@@ -17,18 +18,7 @@ export interface ModelRequest {
   signal: AbortSignal;
 }
 
-export type TurnBlock =
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: unknown };
 
-export interface TokenUsage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-}
-
-export const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
 /** One assistant turn. stopReason is the API's own string (end_turn, tool_use, max_tokens, refusal, ...). */
 export interface ModelTurn {

@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { UsageError, type Problem } from '../errors.js';
-import type { Model, ModelRequest, ModelTurn, TurnBlock } from './model.js';
+import type { Model, ModelRequest, ModelTurn } from './model.js';
+import type { TurnBlock } from '../trace/records.js';
 import { createAppendOnlySum, createJsonSizer } from './json-size.js';
 import { looksLikeTrace, turnsFromTrace, type ReplayTurn } from './trace-replay.js';
 

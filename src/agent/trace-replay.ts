@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { UsageError, type Problem } from '../errors.js';
-import { splitTrace } from '../report/trace-read.js';
-import { TRACE_VERSION } from '../report/trace.js';
-import type { TokenUsage, TurnBlock } from './model.js';
+import { splitTrace } from '../trace/read.js';
+import { TRACE_VERSION } from '../trace/write.js';
+import type { TokenUsage, TurnBlock } from '../trace/records.js';
 
 // A recorded run's trace read back: as the events of `corral replay`, and as the turns
 // of a `replay:<trace.jsonl>` model. A trace cut short by a crash ends in a partial

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { EXIT, UsageError, type Problem } from '../errors.js';
 import { REPORT_VERSION } from '../report/json.js';
-import { sortTicketReports, totalsOf, type BatchReport, type JsonTotals, type ShardSpec, type TicketReport } from './report.js';
+import { sortTicketReports, totalsOf, type BatchReport, type JsonTotals, type ShardSpec, type TicketReport } from '../report/batch-report.js';
 
 // `corral report merge`: the JSON reports of a CI matrix's shards joined into one, as if one
 // machine had run the whole folder. A shard whose report is missing or cut short is said

@@ -1,4 +1,4 @@
-import type { SkipCause } from './report.js';
+import type { SkipCause } from '../report/batch-report.js';
 
 // Which ticket of a batch starts when: at most `jobs` at once, in the order given, and
 // none once the batch is told to stop. Pure scheduling: running a ticket and reporting

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { UsageError } from '../errors.js';
-import type { ShardSpec } from './report.js';
+import type { ShardSpec } from '../report/batch-report.js';
 
 // A CI matrix of n jobs runs `--shard 1/n` … `--shard n/n`. Each ticket's shard depends on
 // its id alone, so the shards cover a folder exactly once, every job agrees on the split

@@ -1,4 +1,4 @@
-import { cleanUpLeftoversNow } from '../workspace/leftovers.js';
+import { cleanUpLeftoversNow } from '../proc/leftovers.js';
 
 /**
  * Turns the first SIGINT/SIGTERM into an abort the run handles (patch kept, worktree

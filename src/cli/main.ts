@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { CORRAL_VERSION } from '../version.js';
+import { CORRAL_VERSION } from '../package.js';
 import { EXIT, formatProblem, InternalError, UsageError } from '../errors.js';
 import type { CliIo } from './io.js';
 

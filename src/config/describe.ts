@@ -1,4 +1,4 @@
-import { runStartRules, stackPolicies } from '../guard/rules/policy.js';
+import { runStartRules, stackPolicies } from '../policy/stack.js';
 import { DEFAULT_BUDGET, type Ticket } from '../ticket/types.js';
 import type { Settings, Sourced } from './settings.js';
 

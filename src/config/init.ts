@@ -1,7 +1,7 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
-import { corralPackage } from '../package-root.js';
+import { corralPackage } from '../package.js';
 import { PROJECT_CONFIG_NAME } from './load.js';
 
 export const EXAMPLE_TICKET = path.join('tickets', 'example.yaml');

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Problem } from '../errors.js';
-import { prepareConditions } from '../guard/rules/expressions.js';
+import { prepareConditions } from '../policy/conditions.js';
 import { describeIssues } from '../ticket/describe-issues.js';
 import { parseTicketText } from '../ticket/parse-text.js';
 import type { FieldProblem } from '../ticket/positions.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { hooksSchema } from '../guard/hooks.js';
-import { policySchema } from '../guard/rules/schema.js';
+import { hooksSchema } from '../policy/hooks-schema.js';
+import { policySchema } from '../policy/schema.js';
 import { budgetSchema, sandboxSchema } from '../ticket/schema.js';
 
 // The config file as people write it: the user's `~/.config/corral/config.yaml` and the

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_MODEL } from '../agent/create-model.js';
+import { DEFAULT_MODEL } from '../ticket/model-id.js';
 import { effectiveConfig } from './describe.js';
-import type { ModelPrice, PriceTable } from '../agent/prices.js';
+import type { ModelPrice, PriceTable } from './prices.js';
 import type { Problem } from '../errors.js';
-import { HOOK_EVENTS, type HooksConfig } from '../guard/hooks.js';
-import { runStartRules, type PolicyLayer } from '../guard/rules/policy.js';
-import type { ExpressionRule } from '../guard/rules/types.js';
+import { HOOK_EVENTS, type HooksConfig } from '../policy/hooks-schema.js';
+import { runStartRules, type PolicyLayer } from '../policy/stack.js';
+import type { ExpressionRule } from '../policy/types.js';
 import { DEFAULT_BUDGET, type SandboxMode, type Ticket, type TicketBudget } from '../ticket/types.js';
 import { sandboxParts } from '../ticket/schema.js';
 import type { ConfigFileSlot, ConfigLayer, LoadedConfig } from './load.js';

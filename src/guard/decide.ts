@@ -2,9 +2,11 @@ import { baselineFindings, readWholeNeedsSandbox, type FenceJudge, type Finding 
 import { containedBySandbox, type CallFacts, type CallSite, type CommandFact, type PathFact } from './facts.js';
 import { conditionContext, conditionHolds, type TicketContext } from './rules/expressions.js';
 import { commandMatches, pathMatcher, patternMatches } from './rules/patterns.js';
-import type { Decision, Effect, PatternRule, Policy, Rule, Scope } from './rules/types.js';
+import type { Decision, PatternRule, Policy, Rule, Scope } from '../policy/types.js';
+import type { Effect } from '../trace/records.js';
 
-export type { Decision, Effect } from './rules/types.js';
+export type { Decision } from '../policy/types.js';
+export type { Effect } from '../trace/records.js';
 
 export interface DecideContext {
   site: CallSite;

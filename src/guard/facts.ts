@@ -6,7 +6,7 @@ import { HIDDEN_SKIPPED } from './commands/search.js';
 import { foreignRepository, type GitCall } from './git-repository.js';
 import { IGNORE_FILE_NAMES } from './paths/ignore-files.js';
 import { globCandidates, resolveLinkItself, resolvePhysical } from './paths/resolve.js';
-import { isDevice, isGitMetadata, isPseudoDevice, isSecret, type GitMetadata } from './paths/protected.js';
+import { isDevice, isGitMetadata, isPseudoDevice, isSecret, type GitMetadata } from '../policy/protected-paths.js';
 import { analyseScript, type SimpleCommand } from './shell/analyse.js';
 import { UNKNOWN_ARG } from './unknown-arg.js';
 import { dirEntries } from './paths/dir-entries.js';

@@ -1,18 +1,18 @@
 import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
-import type { Ticket } from '../ticket/types.js';
 import { TOOL_NAMES } from '../tools/types.js';
 import { fenceJudge } from './baseline.js';
 import { decide, type Decision } from './decide.js';
 import { bashFacts, checkKey, classify, pathFact, type CallFacts, type CallSite, type GuardSandbox, type PathFact } from './facts.js';
 import { gitMetadataOf } from './paths/git-metadata.js';
 import { UNKNOWN_ARG } from './unknown-arg.js';
-import { isSecret } from './paths/protected.js';
+import { isSecret } from '../policy/protected-paths.js';
 import { holdsCredential } from './paths/tracked-secrets.js';
 import { globCandidates, resolvePhysical } from './paths/resolve.js';
-import { gitSync } from '../workspace/git.js';
-import { stackPolicies, type PolicyLayer } from './rules/policy.js';
-import type { Policy } from './rules/types.js';
+import { gitSync } from '../git/git.js';
+import { stackPolicies, type PolicyLayer } from '../policy/stack.js';
+import type { Policy } from '../policy/types.js';
+import type { PolicyFile } from '../policy/schema.js';
 import { analyseScript } from './shell/analyse.js';
 import { loadBashParser } from './shell/parser.js';
 
@@ -22,6 +22,19 @@ export interface Verdict {
   facts: CallFacts;
 }
 
+/** What the guard needs of a ticket: its fence, its labels, its checks and its own policy block. */
+export interface GuardTicket {
+  id: string;
+  labels: string[];
+  allow: string[];
+  forbid: string[];
+  /** The check commands, which the guard lets the agent run as the harness will. */
+  checks: { run: string }[];
+  policy?: PolicyFile;
+  /** The ticket file, named as the source of its policy rules. */
+  file?: string;
+}
+
 export interface GuardOptions {
   /** The worktree (or, for a dry run, the repository) the call runs in. */
   worktree: string;
@@ -29,7 +42,7 @@ export interface GuardOptions {
   tmpDir: string | null;
   /** The environment commands will see. */
   env: Record<string, string>;
-  ticket: Pick<Ticket, 'id' | 'labels' | 'allow' | 'forbid' | 'checks' | 'policy' | 'file'>;
+  ticket: GuardTicket;
   /** The policy blocks of the scopes above the ticket (user, project); the ticket's own block is stacked on them here. */
   layers?: PolicyLayer[];
   /** Files inside the worktree that hooks run (absolute, physical): no call may write them. */

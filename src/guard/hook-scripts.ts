@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import type { HooksConfig } from './hooks.js';
-import { HOOK_EVENTS } from './hooks.js';
+import type { HooksConfig } from '../policy/hooks-schema.js';
+import { HOOK_EVENTS } from '../policy/hooks-schema.js';
 import { resolvePhysical } from './paths/resolve.js';
 import { analyseScript } from './shell/analyse.js';
 import { loadBashParser } from './shell/parser.js';

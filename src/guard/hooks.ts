@@ -1,6 +1,6 @@
-import { z } from 'zod';
+import { anchored, matchesEveryTool, DEFAULT_TIMEOUT_SECONDS, type CommandHook, type HookEvent, type HooksConfig } from '../policy/hooks-schema.js';
 import { InternalError } from '../errors.js';
-import { runCommand } from '../tools/run-command.js';
+import { runCommand } from '../proc/run-command.js';
 
 // Command hooks in the protocol other coding agents already speak (Claude Code's
 // PreToolUse / PostToolUse / Stop): a hook is a bash command that gets one JSON object
@@ -8,65 +8,10 @@ import { runCommand } from '../tools/run-command.js';
 // work here unchanged. Exit 2 blocks and stderr says why; exit 0 lets the call go on;
 // anything else is a broken hook, which is recorded but never blocks.
 
-export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'Stop'] as const;
-export type HookEvent = (typeof HOOK_EVENTS)[number];
-
-const DEFAULT_TIMEOUT_SECONDS = 60;
-const MAX_TIMEOUT_SECONDS = 600;
 /** A hook answers in a line or two; more than this is noise, cut with a marker. */
 const HOOK_OUTPUT_CAP = 64 * 1024;
 /** The exit code by which a hook blocks, as the other agents define it. */
 const BLOCKING_EXIT_CODE = 2;
-const NOT_BLANK = /\S/;
-
-const matcher = z
-  .string()
-  .superRefine((text, ctx) => {
-    if (matchesEveryTool(text)) return;
-    try {
-      // Both alone and anchored: `a)(b` compiles once wrapped in `^(?:…)$` but is not a regex.
-      new RegExp(text);
-      anchored(text);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      ctx.addIssue({ code: 'custom', message: `matcher is not a valid regular expression: ${message}` });
-    }
-  })
-  .meta({
-    description:
-      'A regular expression over the tool name, matched against the whole name (`Bash` does not match `BashOutput`), e.g. `Edit|Write`. Empty, `*` or absent: every tool. Ignored for Stop.',
-  });
-
-export const commandHookSchema = z.strictObject({
-  type: z.literal('command').meta({ description: 'The only kind of hook: a command.' }),
-  command: z
-    .string()
-    .regex(NOT_BLANK, { error: 'command is empty' })
-    .meta({ description: 'A bash command line. It gets the event as JSON on stdin; exit 2 blocks, with stderr as the reason.' }),
-  timeout: z
-    .number()
-    .positive()
-    .max(MAX_TIMEOUT_SECONDS)
-    .optional()
-    .meta({ description: 'Seconds before the hook and everything it started are killed.', default: DEFAULT_TIMEOUT_SECONDS }),
-});
-
-export const hookGroupSchema = z.strictObject({
-  matcher: matcher.optional(),
-  hooks: z.array(commandHookSchema).meta({ description: 'Commands run one after another, in this order.' }),
-});
-
-const groups = (when: string) => z.array(hookGroupSchema).optional().meta({ description: `Hooks run ${when}.` });
-
-/** The `hooks:` block, shaped like the other agents' settings so it can be copied over. */
-export const hooksSchema = z.strictObject({
-  PreToolUse: groups('before a tool call; exit 2 denies the call and tells the model why'),
-  PostToolUse: groups('after a tool call; exit 2 sends stderr to the model as feedback'),
-  Stop: groups('when the agent wants to end its turn; exit 2 makes it go on, with stderr as the instruction'),
-});
-
-export type HooksConfig = z.output<typeof hooksSchema>;
-type CommandHook = z.output<typeof commandHookSchema>;
 
 /** What the caller knows about the event; the site fields are added from `HookSite`. */
 export interface HookPayload {
@@ -197,13 +142,6 @@ function matchesTool(matcher: string | undefined, toolName: string): boolean {
   return anchored(matcher).test(toolName);
 }
 
-function matchesEveryTool(matcher: string): boolean {
-  return matcher === '' || matcher === '*';
-}
-
-function anchored(matcher: string): RegExp {
-  return new RegExp(`^(?:${matcher})$`);
-}
 
 /** The stdin object, with the field names the other agents send. */
 function buildInput(event: HookEvent, payload: HookPayload, site: HookSite): Record<string, unknown> {

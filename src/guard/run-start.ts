@@ -1,13 +1,12 @@
-import type { Ticket } from '../ticket/types.js';
 import { conditionHolds } from './rules/expressions.js';
-import type { Decision, ExpressionRule } from './rules/types.js';
+import type { Decision, ExpressionRule } from '../policy/types.js';
 
 /**
  * Whether a run may start, from `hook: run.start` rules over the ticket alone (`ticket.id`,
  * `labels`, `allow`, `forbid`, `title`). Deny beats ask; a condition that cannot be
  * evaluated counts as matching (never loosens). Null: nothing stops the run.
  */
-export function decideRunStart(rules: ExpressionRule[], ticket: Pick<Ticket, 'id' | 'labels' | 'allow' | 'forbid' | 'title'>): Decision | null {
+export function decideRunStart(rules: ExpressionRule[], ticket: { id: string; labels: string[]; allow: string[]; forbid: string[]; title?: string }): Decision | null {
   const context = { ticket: { id: ticket.id, labels: ticket.labels, allow: ticket.allow, forbid: ticket.forbid, title: ticket.title ?? '' } };
   for (const effect of ['deny', 'ask'] as const) {
     for (const rule of rules) {

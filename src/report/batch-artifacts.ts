@@ -1,7 +1,7 @@
 import { appendFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
-import type { BatchReport } from '../batch/report.js';
+import type { BatchReport } from './batch-report.js';
 import { githubAnnotations, githubStepSummary } from './github.js';
 import { formatJunit } from './junit.js';
 

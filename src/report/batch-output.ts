@@ -1,14 +1,14 @@
 import type { ChalkInstance } from 'chalk';
-import type { BatchReport, JsonSkippedReport } from '../batch/report.js';
-import type { RunResult } from '../run/result.js';
+import type { BatchReport, JsonSkippedReport } from './batch-report.js';
+import type { RunResult } from '../trace/result.js';
 import { formatBatchTable } from './batch-table.js';
-import type { RunEvent } from './events.js';
+import type { RunEvent } from '../trace/events.js';
 import type { JsonRunReport } from './json.js';
 import { LiveView } from './live-view.js';
 import { formatProgress } from './progress.js';
-import type { Redactor } from './redact.js';
+import type { Redactor } from '../text/redact.js';
 import { formatSummary } from './summary.js';
-import { makeVisible as visible } from './visible.js';
+import { makeVisible as visible } from '../text/visible.js';
 
 // Where a batch's output goes. stdout carries results (each ticket's summary, then the
 // table; or JSON lines, then the totals), stderr carries progress: a live view in a

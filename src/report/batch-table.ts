@@ -1,8 +1,8 @@
 import type { ChalkInstance } from 'chalk';
-import { totalTokens } from '../agent/budget.js';
-import type { BatchReport, JsonTotals, TicketReport } from '../batch/report.js';
+import { totalTokens } from '../trace/records.js';
+import type { BatchReport, JsonTotals, TicketReport } from './batch-report.js';
 import { formatCount, formatDuration, STATUS_LABEL } from './summary.js';
-import { makeVisible as visible } from './visible.js';
+import { makeVisible as visible } from '../text/visible.js';
 
 /** The batch at a glance, after every ticket: one totals line, then one row per ticket. Pure. */
 export function formatBatchTable(report: BatchReport, c: ChalkInstance): string {

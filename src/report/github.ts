@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { totalTokens } from '../agent/budget.js';
-import type { BatchReport, JsonTotals, TicketReport } from '../batch/report.js';
+import { totalTokens } from '../trace/records.js';
+import type { BatchReport, JsonTotals, TicketReport } from './batch-report.js';
 import { formatCount, formatDuration } from './summary.js';
-import { makeVisible } from './visible.js';
+import { makeVisible } from '../text/visible.js';
 import { reportPath } from './report-path.js';
 import { describeTotals, statusWords } from './batch-table.js';
 

@@ -1,5 +1,5 @@
-import type { RunResult } from '../run/result.js';
-import { redactValue, type Redactor } from './redact.js';
+import type { RunResult } from '../trace/result.js';
+import { redactValue, type Redactor } from '../text/redact.js';
 
 export const REPORT_VERSION = 1;
 

@@ -1,10 +1,10 @@
 import { Chalk } from 'chalk';
-import { totalTokens } from '../agent/budget.js';
-import type { BatchReport, JsonSkippedReport, TicketReport } from '../batch/report.js';
-import type { CheckResult, RunStatus } from '../run/result.js';
+import { totalTokens } from '../trace/records.js';
+import type { BatchReport, JsonSkippedReport, TicketReport } from './batch-report.js';
+import type { CheckResult, RunStatus } from '../trace/result.js';
 import type { JsonRunReport } from './json.js';
 import { formatSummary } from './summary.js';
-import { makeVisible } from './visible.js';
+import { makeVisible } from '../text/visible.js';
 import { reportPath } from './report-path.js';
 
 // JUnit XML is what CI servers (Jenkins, GitLab, Azure, the GitHub test-report actions)

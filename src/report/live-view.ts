@@ -1,9 +1,9 @@
 import type { ChalkInstance } from 'chalk';
-import { addUsage, totalTokens } from '../agent/budget.js';
-import { ZERO_USAGE, type TokenUsage } from '../agent/model.js';
-import type { RunEvent } from './events.js';
+import { addUsage, totalTokens } from '../trace/records.js';
+import { ZERO_USAGE, type TokenUsage } from '../trace/records.js';
+import type { RunEvent } from '../trace/events.js';
 import { formatCount, formatDuration } from './summary.js';
-import { makeVisible as visible } from './visible.js';
+import { makeVisible as visible } from '../text/visible.js';
 
 // A batch in a terminal: one line per running ticket at the bottom of the screen, redrawn
 // in place, while finished tickets' summaries scroll above it. Lines are cut to the

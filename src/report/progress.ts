@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
-import type { RunEvent } from './events.js';
+import type { RunEvent } from '../trace/events.js';
 import { formatDuration } from './summary.js';
-import { makeVisible as v } from './visible.js';
+import { makeVisible as v } from '../text/visible.js';
 
 /** One plain line per meaningful event, for stderr: readable in a terminal and in CI logs. */
 export function formatProgress(ticketId: string, event: RunEvent, c: ChalkInstance): string | null {

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import type { ChalkInstance } from 'chalk';
-import { totalTokens } from '../agent/budget.js';
-import { isReplayModel, replayModelId, replayScriptPath } from '../agent/model-id.js';
-import type { RunResult, RunStatus } from '../run/result.js';
-import type { ChangeKind } from '../workspace/changes.js';
-import { makeVisible as visible } from './visible.js';
+import { totalTokens } from '../trace/records.js';
+import { isReplayModel, replayModelId, replayScriptPath } from '../ticket/model-id.js';
+import type { RunResult, RunStatus } from '../trace/result.js';
+import type { ChangeKind } from '../trace/records.js';
+import { makeVisible as visible } from '../text/visible.js';
 
 export const STATUS_LABEL: Record<RunStatus, string> = {
   passed: 'PASSED',

@@ -1,10 +1,10 @@
-import { describeCall } from './describe-call.js';
+import { describeCall } from '../text/describe-call.js';
 import type { ChalkInstance } from 'chalk';
-import { isReplayModel } from '../agent/model-id.js';
-import { costUsd } from '../agent/prices.js';
+import { isReplayModel } from '../ticket/model-id.js';
+import { costUsd } from '../config/prices.js';
 import { formatCount, formatDuration } from './summary.js';
-import type { TraceLine } from './trace-read.js';
-import { makeVisible as visible } from './visible.js';
+import type { TraceLine } from '../trace/read.js';
+import { makeVisible as visible } from '../text/visible.js';
 
 // `corral trace`: the run at a glance, computed from its trace alone. Pure: events in,
 // data out; the formatter turns the data into lines a person reads. Every field is read

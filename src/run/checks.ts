@@ -1,7 +1,7 @@
-import type { EmitEvent } from '../report/events.js';
+import type { EmitEvent } from '../trace/events.js';
 import type { TicketCommand } from '../ticket/types.js';
-import { runCommand, type CommandSandbox } from '../tools/run-command.js';
-import type { CheckResult } from './result.js';
+import { runCommand, type CommandSandbox } from '../proc/run-command.js';
+import type { CheckResult } from '../trace/result.js';
 
 export interface CommandSite {
   cwd: string;

@@ -1,8 +1,9 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { DEFAULT_MODEL, missingKeyError } from '../agent/create-model.js';
-import { isReplayModel, replayScriptPath } from '../agent/model-id.js';
-import { priceOf, type PriceTable } from '../agent/prices.js';
+import { missingKeyError } from '../agent/create-model.js';
+import { DEFAULT_MODEL } from '../ticket/model-id.js';
+import { isReplayModel, replayScriptPath } from '../ticket/model-id.js';
+import { priceOf, type PriceTable } from '../config/prices.js';
 import { loadReplayScript, type ReplayLoader } from '../agent/replay-model.js';
 import { UsageError, type Problem } from '../errors.js';
 import { checkReadPaths } from '../guard/sandbox/home-view.js';

@@ -4,12 +4,13 @@ import type { Decision } from '../guard/decide.js';
 import type { Guard, Verdict } from '../guard/guard.js';
 import { staysInProcessGroup } from '../guard/process-group.js';
 import { refusalText } from '../guard/refusal.js';
-import { hasHooksFor, runHooks, type HookEvent, type HookOutcome, type HookPayload, type HooksConfig, type HookSite } from '../guard/hooks.js';
-import type { EmitEvent } from '../report/events.js';
-import { describeCall as describe } from '../report/describe-call.js';
+import { hasHooksFor, runHooks, type HookOutcome, type HookPayload, type HookSite } from '../guard/hooks.js';
+import { type HookEvent, type HooksConfig } from '../policy/hooks-schema.js';
+import type { EmitEvent } from '../trace/events.js';
+import { describeCall as describe } from '../text/describe-call.js';
 import { parseToolCall } from '../tools/index.js';
 import type { ToolContext, ToolOutput } from '../tools/types.js';
-import type { CallRecord } from './result.js';
+import type { CallRecord } from '../trace/result.js';
 
 export interface ToolCallLedger {
   calls: number;

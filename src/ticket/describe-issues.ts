@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { FieldProblem } from './positions.js';
 import { fieldNamesAt } from './schema.js';
-import { suggestName } from './suggest-name.js';
+import { suggestName } from '../text/suggest-name.js';
 
 type Issue = z.core.$ZodIssue;
 

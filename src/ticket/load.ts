@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError, type Problem } from '../errors.js';
-import { prepareConditions } from '../guard/rules/expressions.js';
+import { prepareConditions } from '../policy/conditions.js';
 import { describeIssues } from './describe-issues.js';
 import { normaliseTicket } from './normalise.js';
 import { parseTicketText, type TicketFormat } from './parse-text.js';

@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { findRepoAndCommit, findRepoRoot } from '../workspace/git.js';
+import { findRepoAndCommit, findRepoRoot } from '../git/git.js';
 import type { FieldProblem } from './positions.js';
-import { isReplayModel, replayModelId, replayScriptPath } from '../agent/model-id.js';
+import { isReplayModel, replayModelId, replayScriptPath } from './model-id.js';
 
 // The fields that name things outside the ticket file: the repository, a commit in
 // it, and a replay script. They are checked against the disk and git here so a bad

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EXPRESSION_RULE_FIELDS, POLICY_FIELDS, policySchema } from '../guard/rules/schema.js';
+import { EXPRESSION_RULE_FIELDS, POLICY_FIELDS, policySchema } from '../policy/schema.js';
 import { findGlobProblem } from './glob-problem.js';
 import { DEFAULT_BUDGET, DEFAULT_CHECK_ROUNDS, DEFAULT_COMMAND_TIMEOUT_MS } from './types.js';
 

@@ -1,4 +1,4 @@
-import type { PolicyFile } from '../guard/rules/schema.js';
+import type { PolicyFile } from '../policy/schema.js';
 
 /** A command the harness runs (setup or check), normalised from a string or an object. */
 export interface TicketCommand {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { runCommand, type CommandResult } from './run-command.js';
+import { runCommand, type CommandResult } from '../proc/run-command.js';
 import type { ToolContext, ToolDefinition, ToolOutput } from './types.js';
 
 const BashInput = z.strictObject({

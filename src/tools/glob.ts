@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { toolError } from './file-errors.js';
 import { sortNewestFirst } from './newest-first.js';
-import { capText } from './output-cap.js';
+import { capText } from '../text/output-cap.js';
 import { searchRootLabel, statSearchRoot } from './search-root.js';
 import { displayPath, resolveToolPath } from './tool-paths.js';
 import type { ToolContext, ToolDefinition, ToolOutput } from './types.js';

@@ -1,4 +1,4 @@
-import { CappedOutput } from './output-cap.js';
+import { CappedOutput } from '../text/output-cap.js';
 import type { FileMatches } from './grep-matcher.js';
 
 // Renders Grep's content mode the way ripgrep does: `path:12:text` for a matching line,

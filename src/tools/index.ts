@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { ToolSpec } from '../agent/model.js';
 import { bashTool } from './bash.js';
 import { editTool } from './edit.js';
 import { globTool } from './glob.js';
@@ -7,6 +6,13 @@ import { grepTool } from './grep.js';
 import { readTool } from './read.js';
 import type { ToolDefinition } from './types.js';
 import { writeTool } from './write.js';
+
+/** A tool as the model API takes it: name, description and the JSON Schema of its input. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  input_schema: { type: 'object'; [key: string]: unknown };
+}
 
 // The tools the model gets, in the order it sees them.
 export const TOOLS: readonly ToolDefinition<any>[] = [bashTool, readTool, writeTool, editTool, globTool, grepTool];

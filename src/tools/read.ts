@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { isBinaryFile } from './binary-file.js';
 import { fileErrorOutput, toolError } from './file-errors.js';
-import { capText } from './output-cap.js';
+import { capText } from '../text/output-cap.js';
 import { readLineRange, type LineRange } from './read-lines.js';
 import { displayPath, resolveToolPath } from './tool-paths.js';
 import type { ToolContext, ToolDefinition, ToolOutput } from './types.js';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { CommandSandbox } from './run-command.js';
+import type { CommandSandbox } from '../proc/run-command.js';
 
 export const TOOL_NAMES = ['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];

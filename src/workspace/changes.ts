@@ -1,20 +1,14 @@
+import type { Change } from '../trace/records.js';
 import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { git, gitBytes, gitPaths } from './git.js';
+import { git, gitBytes, gitPaths } from '../git/git.js';
 import type { Worktree } from './worktree.js';
-import { trackLeftover } from './leftovers.js';
+import { trackLeftover } from '../proc/leftovers.js';
 
-export type ChangeKind = 'added' | 'modified' | 'deleted' | 'renamed' | 'mode' | 'type';
 
 /** One path that differs between the base commit and the worktree as it is now. */
-export interface Change {
-  kind: ChangeKind;
-  path: string;
-  /** The old path of a rename. */
-  from?: string;
-}
 
 /**
  * A snapshot of the worktree (tracked, untracked and committed changes alike) staged into

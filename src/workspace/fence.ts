@@ -1,12 +1,7 @@
+import type { FenceVerdict } from '../trace/records.js';
 import picomatch from 'picomatch';
-import type { Change } from './changes.js';
+import type { Change } from '../trace/records.js';
 
-export interface FenceVerdict {
-  change: Change;
-  allowed: boolean;
-  /** Why a path is not allowed: the forbid glob it matched, or that no allow glob matched. */
-  reason?: string;
-}
 
 export interface FenceResult {
   ok: boolean;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { git, gitPaths, type GitPaths } from './git.js';
+import { git, gitPaths, type GitPaths } from '../git/git.js';
 
 // The fence proves what changed in the worktree; this proves the host repository did not
 // change under the run: an agent (or a program it ran) that moves HEAD or a branch, sets

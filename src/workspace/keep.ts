@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { git, gitBytes, gitCommonDir } from './git.js';
+import { git, gitBytes, gitCommonDir } from '../git/git.js';
 import { readWorktreeEntries } from './worktree.js';
 import type { Snapshot } from './changes.js';
 

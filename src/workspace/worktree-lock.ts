@@ -1,7 +1,7 @@
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { gitCommonDir } from './git.js';
+import { gitCommonDir } from '../git/git.js';
 
 // `git worktree add` writes a new worktree's entry under .git/worktrees in several steps,
 // and a `git worktree prune` that runs between them deletes the half-made entry: the add

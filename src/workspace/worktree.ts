@@ -2,8 +2,8 @@ import { rmSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { git, gitCommonDir, gitPaths, gitSync, rememberGitPaths } from './git.js';
-import { trackLeftover } from './leftovers.js';
+import { git, gitCommonDir, gitPaths, gitSync, rememberGitPaths } from '../git/git.js';
+import { trackLeftover } from '../proc/leftovers.js';
 import { withWorktreeLock } from './worktree-lock.js';
 
 /** A throwaway checkout of the host repository at a recorded base commit. */

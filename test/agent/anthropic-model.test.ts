@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createAnthropicModel } from '../../src/agent/anthropic-model.js';
 import { hasApiKey } from '../../src/agent/api-key.js';
 import { ModelApiError, type MessageParam, type ModelRequest, type ToolSpec } from '../../src/agent/model.js';
-import { costUsd } from '../../src/agent/prices.js';
+import { costUsd } from '../../src/config/prices.js';
 import { startMessagesServer, type MessagesServer, type RecordedRequest, type ScriptStep } from '../support/messages-server.js';
 
 const FAKE_KEY = 'sk-ant-test-not-a-real-key';

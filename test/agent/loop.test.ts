@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { BudgetMeter } from '../../src/agent/budget.js';
 import { runAgentLoop, type LoopOptions, type ToolUse } from '../../src/agent/loop.js';
-import { ModelApiError, type MessageParam, type Model, type ModelTurn, type TurnBlock } from '../../src/agent/model.js';
-import type { RunEvent } from '../../src/report/events.js';
+import { ModelApiError, type MessageParam, type Model, type ModelTurn } from '../../src/agent/model.js';
+import { type TurnBlock } from '../../src/trace/records.js';
+import type { RunEvent } from '../../src/trace/events.js';
 
 const USAGE = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 };
 

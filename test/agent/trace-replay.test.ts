@@ -6,8 +6,8 @@ import { createReplayModel, loadReplayScript } from '../../src/agent/replay-mode
 import { readTraceText } from '../../src/agent/trace-replay.js';
 import { UsageError } from '../../src/errors.js';
 import type { Guard } from '../../src/guard/guard.js';
-import { replayDecisions } from '../../src/guard/replay-decisions.js';
-import { describeCall } from '../../src/report/describe-call.js';
+import { replayDecisions } from '../../src/run/replay-decisions.js';
+import { describeCall } from '../../src/text/describe-call.js';
 import { tempDir } from '../support/repo.js';
 
 const request = (): ModelRequest => ({ system: 's', tools: [], maxTokens: 100, signal: new AbortController().signal, messages: [{ role: 'user', content: 'task' }] });

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mergeReports, readBatchReport } from '../../src/batch/merge.js';
-import { totalsOf, type TicketReport } from '../../src/batch/report.js';
+import { totalsOf, type TicketReport } from '../../src/report/batch-report.js';
 import { UsageError } from '../../src/errors.js';
 import { sampleRun, sampleSkipped } from '../support/batch-reports.js';
 import { tempDir } from '../support/repo.js';

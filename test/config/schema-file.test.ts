@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CONFIG_SCHEMA_ID, configFileSchema, configJsonSchema } from '../../src/config/schema.js';
-import { prepareConditions } from '../../src/guard/rules/expressions.js';
+import { prepareConditions } from '../../src/policy/conditions.js';
 
 // The published schema is generated from the zod schema. Regenerate it with
 //   UPDATE_SCHEMA=1 npx vitest run test/config/schema-file.test.ts

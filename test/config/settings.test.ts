@@ -2,11 +2,11 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { costUsd } from '../../src/agent/prices.js';
+import { costUsd } from '../../src/config/prices.js';
 import { loadConfig, userConfigFile } from '../../src/config/load.js';
 import { applySettings, priceTable, settingsFrom } from '../../src/config/settings.js';
 import { decideRunStart } from '../../src/guard/run-start.js';
-import { runStartRules, stackPolicies } from '../../src/guard/rules/policy.js';
+import { runStartRules, stackPolicies } from '../../src/policy/stack.js';
 import { DEFAULT_BUDGET, type Ticket } from '../../src/ticket/types.js';
 
 let dir: string;

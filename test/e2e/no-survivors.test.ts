@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { findSubreaper } from '../../src/tools/subreaper.js';
+import { findSubreaper } from '../../src/proc/subreaper.js';
 import { isAlive } from '../tools/helpers.js';
 import { PROJECT_ROOT, runCli, runReport } from '../support/cli.js';
 import { repoWithFiles, tempDir } from '../support/repo.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { base64Forms } from '../../src/report/find-secrets.js';
+import { base64Forms } from '../../src/text/find-secrets.js';
 import { runCli, runReport } from '../support/cli.js';
 import { commitFiles, gitIn, makeDemoRepo } from '../support/repo.js';
 

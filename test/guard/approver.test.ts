@@ -7,10 +7,11 @@ import { parse } from 'yaml';
 import { approvalKey, suggestedAllowRules } from '../../src/guard/approval/allow-rules.js';
 import { APPROVALS_HEADER, createApprover, showCall, type ApprovalRequest } from '../../src/guard/approval/approver.js';
 import { createTerminalPrompt, PromptClosedError, type TerminalPrompt } from '../../src/guard/approval/terminal-prompt.js';
-import { makeVisible } from '../../src/report/visible.js';
+import { makeVisible } from '../../src/text/visible.js';
 import type { CallFacts, CommandFact, PathFact } from '../../src/guard/facts.js';
-import { commandMatches, parsePattern, patternMatches } from '../../src/guard/rules/patterns.js';
-import type { Decision, PatternRule } from '../../src/guard/rules/types.js';
+import { commandMatches, patternMatches } from '../../src/guard/rules/patterns.js';
+import { parsePattern } from '../../src/policy/pattern-syntax.js';
+import type { Decision, PatternRule } from '../../src/policy/types.js';
 import { tempDir } from '../support/repo.js';
 
 const WORKTREE = '/work/tree';

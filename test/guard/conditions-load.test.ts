@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InternalError } from '../../src/errors.js';
-import { compileCondition, prepareConditions } from '../../src/guard/rules/expressions.js';
+import { compileCondition, prepareConditions } from '../../src/policy/conditions.js';
 
 // Its own file, so the module starts with the CEL library not loaded (vitest isolates files).
 describe('prepareConditions', () => {

@@ -4,10 +4,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createGuard, type Guard } from '../../src/guard/guard.js';
 import type { Decision } from '../../src/guard/decide.js';
 import { patternMatches } from '../../src/guard/rules/patterns.js';
-import type { PolicyLayer } from '../../src/guard/rules/policy.js';
-import { loadConditionLanguage } from '../../src/guard/rules/expressions.js';
-import { policySchema, type PolicyFile } from '../../src/guard/rules/schema.js';
-import type { PatternRule } from '../../src/guard/rules/types.js';
+import type { PolicyLayer } from '../../src/policy/stack.js';
+import { loadConditionLanguage } from '../../src/policy/conditions.js';
+import { policySchema, type PolicyFile } from '../../src/policy/schema.js';
+import type { PatternRule } from '../../src/policy/types.js';
 import type { TicketCommand } from '../../src/ticket/types.js';
 import { gitIn, tempDir } from '../support/repo.js';
 

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { hooksSchema, runHooks, type HookEvent, type HookSite, type HooksConfig } from '../../src/guard/hooks.js';
+import { runHooks, type HookSite } from '../../src/guard/hooks.js';
+import { hooksSchema, type HookEvent, type HooksConfig } from '../../src/policy/hooks-schema.js';
 import { isAlive, makeTempDir } from '../tools/helpers.js';
 
 const guardScript = fileURLToPath(new URL('../../fixtures/hooks/guard-tool.sh', import.meta.url));

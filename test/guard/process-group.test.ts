@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dryRunGuard } from '../../src/guard/dry-run.js';
+import { dryRunGuard } from '../../src/run/dry-run.js';
 import { staysInProcessGroup } from '../../src/guard/process-group.js';
 import { repoWithFiles } from '../support/repo.js';
 

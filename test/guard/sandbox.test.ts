@@ -7,10 +7,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { bwrapArgv, type BwrapLayout } from '../../src/guard/sandbox/bwrap-argv.js';
 import { HIDDEN_IN_HOME, HIDDEN_SYSTEM, NO_NETWORK_HIDDEN, passwdHome, sandboxLayout, within } from '../../src/guard/sandbox/layout.js';
-import { findExecutable, probeBubblewrap } from '../../src/guard/sandbox/probe.js';
+import { findExecutable } from '../../src/proc/find-executable.js';
+import { probeBubblewrap } from '../../src/guard/sandbox/probe.js';
 import { createSandbox, NO_SANDBOX, type Sandbox } from '../../src/guard/sandbox/sandbox.js';
 import { buildToolEnv } from '../../src/run/tool-env.js';
-import { runCommand, type RunCommandOptions } from '../../src/tools/run-command.js';
+import { runCommand, type RunCommandOptions } from '../../src/proc/run-command.js';
 import { PROJECT_ROOT } from '../support/cli.js';
 import { isAlive } from '../tools/helpers.js';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { policyTestsJsonSchema } from '../../src/guard/policy-test.js';
+import { policyTestsJsonSchema } from '../../src/run/policy-test.js';
 
 // Generated from the zod schema. Regenerate with
 //   UPDATE_SCHEMA=1 npx vitest run test/guard/schema-file.test.ts

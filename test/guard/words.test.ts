@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isSecret } from '../../src/guard/paths/protected.js';
+import { isSecret } from '../../src/policy/protected-paths.js';
 import { globCandidates, resolvePhysical } from '../../src/guard/paths/resolve.js';
 import { expandBraces } from '../../src/guard/shell/braces.js';
 import { decodeAnsiC } from '../../src/guard/shell/words.js';

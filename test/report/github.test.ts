@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonSkippedReport } from '../../src/batch/report.js';
+import type { JsonSkippedReport } from '../../src/report/batch-report.js';
 import { sampleBatch, sampleCheck, sampleRun, sampleSkipped } from '../support/batch-reports.js';
 import { escapeCell, escapeData, escapeProperty, githubAnnotations, githubStepSummary, REASON_LIMIT } from '../../src/report/github.js';
 

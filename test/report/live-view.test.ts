@@ -1,6 +1,6 @@
 import { Chalk } from 'chalk';
 import { describe, expect, it } from 'vitest';
-import { ZERO_USAGE } from '../../src/agent/model.js';
+import { ZERO_USAGE } from '../../src/trace/records.js';
 import { LiveView } from '../../src/report/live-view.js';
 
 function terminal(columns = 80) {

@@ -1,6 +1,6 @@
 import { Chalk } from 'chalk';
 import { describe, expect, it } from 'vitest';
-import { parseTrace, type TraceLine } from '../../src/report/trace-read.js';
+import { parseTrace, type TraceLine } from '../../src/trace/read.js';
 import { formatTraceSummary, summarizeTrace } from '../../src/report/trace-summary.js';
 
 const plain = new Chalk({ level: 0 });

@@ -1,6 +1,6 @@
-import { totalsOf, type BatchReport, type JsonSkippedReport, type TicketReport } from '../../src/batch/report.js';
+import { totalsOf, type BatchReport, type JsonSkippedReport, type TicketReport } from '../../src/report/batch-report.js';
 import { REPORT_VERSION, type JsonRunReport } from '../../src/report/json.js';
-import type { CheckResult } from '../../src/run/result.js';
+import type { CheckResult } from '../../src/trace/result.js';
 
 // Report lines as `corral run --json` writes them, for the reporters' unit tests.
 

@@ -1,8 +1,8 @@
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { runCommand, type RunCommandOptions } from '../../src/tools/run-command.js';
-import { findSubreaper } from '../../src/tools/subreaper.js';
+import { runCommand, type RunCommandOptions } from '../../src/proc/run-command.js';
+import { findSubreaper } from '../../src/proc/subreaper.js';
 import { isAlive, makeTempDir } from './helpers.js';
 
 // Without a sandbox, a command's processes must all end with it, also those that left its

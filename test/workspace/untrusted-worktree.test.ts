@@ -1,7 +1,8 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { anchorIgnorePatterns, listChanges, snapshotWorktree, type Change } from '../../src/workspace/changes.js';
+import { anchorIgnorePatterns, listChanges, snapshotWorktree } from '../../src/workspace/changes.js';
+import { type Change } from '../../src/trace/records.js';
 import { commitToBranch, diffSnapshot } from '../../src/workspace/keep.js';
 import { createWorktree, removeWorktree, type Worktree } from '../../src/workspace/worktree.js';
 import { gitIn, tempDir } from '../support/repo.js';

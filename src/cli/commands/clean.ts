@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.js';
-import { findRepoRoot } from '../../workspace/git.js';
+import { findRepoRoot } from '../../git/git.js';
 import { listCorralWorktrees, removeStaleWorktrees } from '../../workspace/worktree.js';
 import type { CliIo } from '../io.js';
 

@@ -4,7 +4,7 @@ import { loadConfig } from '../../config/load.js';
 import { settingsFrom } from '../../config/settings.js';
 import { UsageError } from '../../errors.js';
 import { loadTicket } from '../../ticket/load.js';
-import { findRepoRoot } from '../../workspace/git.js';
+import { findRepoRoot } from '../../git/git.js';
 import type { CliIo } from '../io.js';
 import type { ConfigOptions } from '../main.js';
 

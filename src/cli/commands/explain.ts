@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors.js';
 import { describeSandbox, describeVerdict, verdictJson } from '../../guard/describe-verdict.js';
-import { dryRunGuard } from '../../guard/dry-run.js';
+import { dryRunGuard } from '../../run/dry-run.js';
 import { TOOL_NAMES } from '../../tools/types.js';
 import type { CliIo } from '../io.js';
 import type { ExplainOptions } from '../main.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { initProject } from '../../config/init.js';
 import { UsageError } from '../../errors.js';
-import { findRepoRoot } from '../../workspace/git.js';
+import { findRepoRoot } from '../../git/git.js';
 import type { CliIo } from '../io.js';
 
 /** `corral init`: a commented corral.yaml and an example ticket in the repository here. */

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { EXIT, formatProblem, UsageError } from '../../errors.js';
 import { decisionLine, describeSandbox } from '../../guard/describe-verdict.js';
-import { dryRunGuard } from '../../guard/dry-run.js';
+import { dryRunGuard } from '../../run/dry-run.js';
 import type { Guard } from '../../guard/guard.js';
-import { expectationFor, loadPolicyCases, meetsExpectation } from '../../guard/policy-test.js';
+import { expectationFor, loadPolicyCases, meetsExpectation } from '../../run/policy-test.js';
 import type { CliIo } from '../io.js';
 
 export const DEFAULT_POLICY_TEST_FILE = 'policy_tests.yaml';

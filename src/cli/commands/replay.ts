@@ -2,11 +2,11 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { readTraceText, type TraceLine } from '../../agent/trace-replay.js';
 import { EXIT, UsageError } from '../../errors.js';
-import { dryRunGuard } from '../../guard/dry-run.js';
+import { dryRunGuard } from '../../run/dry-run.js';
 import type { Guard } from '../../guard/guard.js';
-import { replayDecisions, type DecisionChange, type DecisionReplay } from '../../guard/replay-decisions.js';
+import { replayDecisions, type DecisionChange, type DecisionReplay } from '../../run/replay-decisions.js';
 import { loadTicket } from '../../ticket/load.js';
-import { findRepoRoot } from '../../workspace/git.js';
+import { findRepoRoot } from '../../git/git.js';
 import type { CliIo } from '../io.js';
 
 const TRACE_FILE = 'trace.jsonl';

@@ -1,4 +1,4 @@
-import { readTrace } from '../../report/trace-read.js';
+import { readTrace } from '../../trace/read.js';
 import { formatTraceSummary, summarizeTrace } from '../../report/trace-summary.js';
 import { chooseChalk } from '../../report/style.js';
 import type { CliIo } from '../io.js';

@@ -1,9 +1,10 @@
 import path from 'node:path';
 import type { CommandFact } from '../facts.js';
 import { UNKNOWN_ARG } from '../unknown-arg.js';
-import { commandMatches, parsePattern, pathMatcher } from '../rules/patterns.js';
+import { commandMatches, pathMatcher } from '../rules/patterns.js';
+import { parsePattern } from '../../policy/pattern-syntax.js';
 import { baseName } from '../shell/wrappers.js';
-import { cutVisible, makeVisible } from '../../report/visible.js';
+import { cutVisible, makeVisible } from '../../text/visible.js';
 import type { ApprovalRequest } from './approver.js';
 
 // What an approval covers and what would allow a call without one: the key "always for

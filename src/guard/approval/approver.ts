@@ -1,10 +1,10 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { redactSecrets, redactValue, type Redactor } from '../../report/redact.js';
-import { describeCall } from '../../report/describe-call.js';
-import { cutVisible, makeVisible } from '../../report/visible.js';
-import type { Decision } from '../rules/types.js';
+import { redactSecrets, redactValue, type Redactor } from '../../text/redact.js';
+import { describeCall } from '../../text/describe-call.js';
+import { cutVisible, makeVisible } from '../../text/visible.js';
+import type { Decision } from '../../policy/types.js';
 import { approvalKey, coverage, isInside, planAllowRules, showArgv, type AllowPlan } from './allow-rules.js';
 import { untilAborted, type TerminalPrompt } from './terminal-prompt.js';
 

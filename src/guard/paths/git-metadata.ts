@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { GitMetadata } from './protected.js';
+import type { GitMetadata } from '../../policy/protected-paths.js';
 import { resolvePhysical } from './resolve.js';
 
 /** The worktree's git metadata: its `.git` entry, and the gitdir and common dir a linked worktree's `.git` file names. */

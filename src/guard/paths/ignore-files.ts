@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isSecret } from './protected.js';
+import { isSecret } from '../../policy/protected-paths.js';
 import { dirEntries } from './dir-entries.js';
 
 /** Files whose patterns search tools obey per directory: ripgrep's, git's, fd's and ag's. */

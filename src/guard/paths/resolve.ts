@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { PROTECTED_PROBES } from './protected.js';
+import { PROTECTED_PROBES } from '../../policy/protected-paths.js';
 
 const MAX_LINK_HOPS = 40;
 const MAX_GLOB_MATCHES = 2_000;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { findSecretShapes } from '../../report/find-secrets.js';
+import { findSecretShapes } from '../../text/find-secrets.js';
 
 // A secret-named file that git tracks is already in every clone of the repository; what
 // the guard keeps from `git show`, `git diff` and `git log -p` is the credential in it.

@@ -3,20 +3,11 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import type { CallFacts, CommandFact, PathFact } from '../facts.js';
 import { UNKNOWN_ARG } from '../unknown-arg.js';
-import type { PatternRule } from './types.js';
+import type { PatternRule } from '../../policy/types.js';
 
-const PATTERN = /^([A-Za-z][A-Za-z0-9_]*)(?:\((.*)\))?$/s;
 const READ_TOOLS = new Set(['Read', 'Grep', 'Glob']);
 const WRITE_TOOLS = new Set(['Write', 'Edit']);
 
-/** `Tool(specifier)` split into its parts, or the reason it is not one. */
-export function parsePattern(text: string): { tool: string; specifier: string | null } | string {
-  const match = PATTERN.exec(text.trim());
-  if (match === null) return `\`${text}\` is not a rule of the form Tool or Tool(specifier)`;
-  const specifier = match[2] === undefined ? null : match[2].trim();
-  if (specifier === '') return `\`${text}\` has an empty specifier; write \`${match[1]}\` to match every call`;
-  return { tool: match[1]!, specifier: specifier === '*' ? null : specifier };
-}
 
 /**
  * Whether a pattern rule matches a call. A deny or ask rule also matches what it

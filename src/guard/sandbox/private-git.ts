@@ -1,6 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { git } from '../../workspace/git.js';
+import { git } from '../../git/git.js';
 import { formatGitConfig, parseGitConfigList, sanitiseGitConfig, type GitConfigEntry } from './git-config.js';
 
 // Inside the sandbox the worktree's gitdir (`<host>/.git/worktrees/<name>`) is replaced by

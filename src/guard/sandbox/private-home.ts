@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { runProgram } from '../../tools/run-program.js';
+import { runProgram } from '../../proc/run-program.js';
 import { formatGitConfig, parseGitConfigList, type GitConfigEntry } from './git-config.js';
 
 // The HOME commands see inside the sandbox: an empty folder of the run's, read-only, in

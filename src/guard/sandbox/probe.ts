@@ -1,7 +1,8 @@
-import { accessSync, constants, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runProgram } from '../../tools/run-program.js';
+import { findExecutable } from '../../proc/find-executable.js';
+import { runProgram } from '../../proc/run-program.js';
 import { bwrapArgv } from './bwrap-argv.js';
 
 /** Whether bubblewrap works here, and how to call it. */
@@ -56,17 +57,3 @@ async function runProbe(bwrap: string): Promise<BubblewrapProbe> {
   }
 }
 
-/** The first executable file called `name` in a PATH-like list, as an absolute path. */
-export function findExecutable(name: string, searchPath: string): string | undefined {
-  for (const dir of searchPath.split(path.delimiter)) {
-    if (dir === '' || !path.isAbsolute(dir)) continue;
-    const candidate = path.join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // Not here; try the next directory.
-    }
-  }
-  return undefined;
-}

@@ -1,8 +1,7 @@
 import { mkdtempSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../../errors.js';
-import type { SandboxMode } from '../../ticket/types.js';
-import type { CommandSandbox } from '../../tools/run-command.js';
+import type { CommandSandbox } from '../../proc/run-command.js';
 import { gitMetadataOf } from '../paths/git-metadata.js';
 import { bwrapArgv } from './bwrap-argv.js';
 import { checkReadPaths } from './home-view.js';
@@ -64,6 +63,9 @@ export interface SandboxOptions {
  * network, or nothing), known before the sandbox exists: the probe behind it is the one
  * `createSandbox` then uses, so the two always agree.
  */
+/** What a ticket or config chose: bubblewrap, nothing, or bubblewrap wherever it works. */
+export type SandboxMode = 'bwrap' | 'none' | 'auto';
+
 export async function sandboxConfinement(mode: SandboxMode, network: boolean, searchPath?: string): Promise<{ network: boolean } | undefined> {
   if (mode === 'none') return undefined;
   const probe = await probeBubblewrap(searchPath === undefined ? {} : { searchPath });

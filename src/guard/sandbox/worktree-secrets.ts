@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../../errors.js';
-import { isSecret } from '../paths/protected.js';
+import { isSecret } from '../../policy/protected-paths.js';
 import { dirEntries } from '../paths/dir-entries.js';
 
 // The worktree's secret files (`.env`, keys, …, by the baseline's secret patterns), which

@@ -1,0 +1,306 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { runProgram } from '../proc/run-program.js';
+
+// Every git command the harness runs ignores global and system config and runs no
+// command the repository's config names (hooks, fsmonitor, filters, credential helpers,
+// external diffs, pager, editor), so neither the repository nor the agent can get code
+// run by corral through git. Filters are named by the repository, so they are switched
+// off per call (filterOverrides); the rest by name here.
+const HARDENED_CONFIG = [
+  'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'core.untrackedCache=false',
+  // The stat cache must not be told to trust more than stat: the fence leans on it.
+  'core.ignoreStat=false',
+  'core.trustctime=true',
+  'core.checkStat=default',
+  // A whole checkout and a plain index: the fence compares every file of the base.
+  'core.sparseCheckout=false',
+  'index.sparse=false',
+  'core.splitIndex=false',
+  'core.autocrlf=false',
+  'gc.auto=0',
+  'maintenance.auto=false',
+  // HOME stays (tools need it), so the user's own ignore and attributes files must be
+  // switched off by name: the fence must see the same changes on every machine.
+  'core.excludesFile=/dev/null',
+  'core.attributesFile=/dev/null',
+  'credential.helper=',
+  'protocol.allow=never',
+  'commit.gpgSign=false',
+  'tag.gpgSign=false',
+  'diff.external=',
+  'core.pager=cat',
+  'user.name=corral',
+  'user.email=corral@localhost',
+];
+
+export function hardenedGitEnv(base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'SYSTEMROOT']) {
+    const value = base[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return {
+    ...env,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_PAGER: 'cat',
+    GIT_EDITOR: ':',
+  };
+}
+
+export interface GitResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+export class GitError extends Error {
+  constructor(
+    readonly args: string[],
+    readonly result: GitResult,
+  ) {
+    super(`git ${args.join(' ')} failed (exit ${result.exitCode}): ${result.stderr.trim() || result.stdout.trim()}`);
+    this.name = 'GitError';
+  }
+}
+
+export interface GitOptions {
+  /** Allow a non-zero exit instead of throwing GitError. */
+  allowFailure?: boolean;
+  /** Extra environment, e.g. GIT_INDEX_FILE. */
+  env?: Record<string, string>;
+  input?: string;
+}
+
+/** Runs hardened git in `cwd` and returns its output; throws GitError on failure. */
+export async function git(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
+  const { stdout, ...rest } = await runGit(cwd, args, options, 'utf8');
+  return { stdout: String(stdout), ...rest };
+}
+
+/** Like `git`, but stdout as bytes: a patch of a non-UTF-8 file must survive unchanged. */
+export async function gitBytes(cwd: string, args: string[], options: GitOptions = {}): Promise<Buffer> {
+  return (await runGit(cwd, args, options, 'buffer')).stdout as Buffer;
+}
+
+/**
+ * Hardened git run synchronously, for the few callers that cannot wait (the guard's
+ * listing of tracked files, removing a worktree on the way out); throws on failure.
+ */
+export function gitSync(cwd: string, args: string[], options: { maxBuffer?: number } = {}): string {
+  const env = { ...hardenedGitEnv(), ...filterOverridesSync(cwd, args) };
+  return execFileSync('git', gitArgs(args), { cwd, env, encoding: 'utf8', maxBuffer: options.maxBuffer ?? 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+}
+
+function gitArgs(args: string[]): string[] {
+  return [...HARDENED_CONFIG.flatMap((c) => ['-c', c]), ...args];
+}
+
+// Commands that never read a file's content through the attributes (no clean or smudge
+// filter can run), asked before anything is known about the repository: no filter lookup.
+const NO_FILTER_COMMANDS = new Set(['rev-parse', 'for-each-ref', 'config', 'commit-tree', 'update-ref', 'cat-file', 'ls-tree', 'write-tree', 'symbolic-ref']);
+
+// A config key is never split across lines, and a filter driver, an include or a per-worktree
+// config file is named in the repository's config file by these words: without them no filter
+// can be defined, and no git process is needed to know it (the usual case).
+const MAY_DEFINE_FILTERS = /filter|include|worktreeconfig/i;
+const FILTER_LISTING = ['config', '--includes', '-z', '--name-only', '--get-regexp', '^filter\\.'];
+
+/**
+ * Environment that switches off every filter driver the repository's config names (its
+ * includes and per-worktree config too): an empty command disables a driver in git, and
+ * `required=false` keeps git from failing for want of one. Passed as GIT_CONFIG_COUNT
+ * pairs, which take any driver name, even one holding `=`.
+ */
+async function filterOverrides(cwd: string, args: string[], env: Record<string, string> = {}): Promise<Record<string, string>> {
+  if (NO_FILTER_COMMANDS.has(args[0] ?? '')) return {};
+  // The call's own GIT_DIR, when it names one, is the repository whose config counts.
+  const configFile = env.GIT_DIR === undefined ? (await gitPaths(cwd)).config : `${env.GIT_DIR}/config`;
+  const config = await readFile(configFile, 'utf8').catch(() => '');
+  if (!MAY_DEFINE_FILTERS.test(config)) return {};
+  // A config that reads no other file says the same thing as long as its text is the same
+  // (git-lfs puts a filter in many repositories' config): one listing per text.
+  const selfContained = !READS_OTHER_CONFIG.test(config);
+  const known = selfContained ? listedFilters.get(config) : undefined;
+  if (known !== undefined) return known;
+  const listing = await runProgram('git', gitArgs(FILTER_LISTING), { cwd, env: { ...hardenedGitEnv(), ...env }, detached: true });
+  const overrides = overridesFromListing(listing.exitCode, listing.stdout.toString('utf8'), listing.stderr.toString('utf8'));
+  if (selfContained) listedFilters.set(config, overrides);
+  return overrides;
+}
+
+const READS_OTHER_CONFIG = /include|worktreeconfig/i;
+const listedFilters = new Map<string, Record<string, string>>();
+
+function filterOverridesSync(cwd: string, args: string[]): Record<string, string> {
+  if (NO_FILTER_COMMANDS.has(args[0] ?? '')) return {};
+  let configFile = resolvedPaths.get(cwd)?.config;
+  if (configFile === undefined) {
+    const out = execFileSync('git', gitArgs(['rev-parse', '--path-format=absolute', ...GIT_PATH_ARGS]), { cwd, env: hardenedGitEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const paths = readGitPaths(out.split('\n'));
+    if (paths === null) throw new Error(`git rev-parse in ${cwd} named no config file`);
+    configFile = paths.config;
+  }
+  let config = '';
+  try {
+    config = readFileSync(configFile, 'utf8');
+  } catch {
+    // No config file: no filter.
+  }
+  if (!MAY_DEFINE_FILTERS.test(config)) return {};
+  try {
+    return overridesFromListing(0, execFileSync('git', gitArgs(FILTER_LISTING), { cwd, env: hardenedGitEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }), '');
+  } catch (error) {
+    const failed = error as { status?: number | null; stdout?: string; stderr?: string };
+    return overridesFromListing(failed.status ?? 128, String(failed.stdout ?? ''), String(failed.stderr ?? ''));
+  }
+}
+
+/** The overrides for the filter drivers a `git config --name-only -z --get-regexp` listing names. */
+function overridesFromListing(exitCode: number | null, stdout: string, stderr: string): Record<string, string> {
+  // Exit 1: no such key. Anything else unreadable fails the call rather than risk a filter.
+  if (exitCode === 1) return {};
+  if (exitCode !== 0) throw new GitError(FILTER_LISTING, { stdout, stderr, exitCode: exitCode ?? 1 });
+  const drivers = new Set<string>();
+  for (const key of stdout.split('\0')) {
+    const first = key.indexOf('.');
+    const last = key.lastIndexOf('.');
+    if (first !== -1 && last > first) drivers.add(key.slice(first + 1, last));
+  }
+  const env: Record<string, string> = {};
+  let count = 0;
+  for (const driver of drivers) {
+    for (const [name, value] of [['clean', ''], ['smudge', ''], ['process', ''], ['required', 'false']] as const) {
+      env[`GIT_CONFIG_KEY_${count}`] = `filter.${driver}.${name}`;
+      env[`GIT_CONFIG_VALUE_${count}`] = value;
+      count += 1;
+    }
+  }
+  if (count > 0) env.GIT_CONFIG_COUNT = String(count);
+  return env;
+}
+
+async function runGit(cwd: string, args: string[], options: GitOptions, encoding: 'utf8' | 'buffer'): Promise<{ stdout: string | Buffer; stderr: string; exitCode: number }> {
+  const result = await runProgram('git', gitArgs(args), {
+    cwd,
+    env: { ...hardenedGitEnv(), ...options.env, ...(await filterOverrides(cwd, args, options.env)) },
+    ...(options.input === undefined ? {} : { input: options.input }),
+    // Its own process group: a Ctrl-C in the terminal reaches corral, which then still
+    // needs git to record the patch, not git itself.
+    detached: true,
+  });
+  const stderr = result.error === undefined ? result.stderr.toString('utf8') : `${result.stderr.toString('utf8')}${result.error}`;
+  const exitCode = result.exitCode ?? 1;
+  const stdout = encoding === 'utf8' ? result.stdout.toString('utf8') : result.stdout;
+  if (exitCode !== 0 && !options.allowFailure) {
+    throw new GitError(args, { stdout: result.stdout.toString('utf8'), stderr, exitCode });
+  }
+  return { stdout, stderr, exitCode };
+}
+
+/** The top directory of the repository containing `dir`, or null when it is not in one. */
+export async function findRepoRoot(dir: string): Promise<string | null> {
+  const r = await git(dir, ['rev-parse', '--show-toplevel'], { allowFailure: true }).catch(() => null);
+  if (!r || r.exitCode !== 0) return null;
+  return r.stdout.trim();
+}
+
+/**
+ * The repository containing `dir` and the commit `rev` names in it, with one git process
+ * (a ticket's load needs both, and each git process costs a fork): root null when `dir`
+ * is in no repository, commit null when `rev` names no commit there. The same process
+ * also says where the repository's git files are, which `gitPaths` then knows without
+ * asking again: the run's worktree and host checks need them before anything else.
+ */
+export async function findRepoAndCommit(dir: string, rev: string): Promise<{ root: string | null; commit: string | null }> {
+  if (rev.startsWith('-')) return { root: await findRepoRoot(dir), commit: null };
+  // git prints the paths and the top directory first and then verifies the rev: exit 1
+  // (quiet) when the rev names no commit, 128 when there is no repository at all.
+  const r = await git(dir, ['rev-parse', '--path-format=absolute', ...GIT_PATH_ARGS, '--show-toplevel', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], {
+    allowFailure: true,
+  }).catch(() => null);
+  const lines = r && (r.exitCode === 0 || r.exitCode === 1) ? r.stdout.split('\n') : [];
+  const paths = readGitPaths(lines);
+  const [root, commit] = lines.slice(GIT_PATH_LINES);
+  if (root && paths !== null && !knownPaths.has(root)) remember(root, Promise.resolve(paths));
+  return { root: root || null, commit: r?.exitCode === 0 && commit ? commit : null };
+}
+
+/** The commit `rev` names in `repo`, or null when it does not resolve to a commit. */
+export async function resolveCommit(repo: string, rev: string): Promise<string | null> {
+  if (rev.startsWith('-')) return null;
+  const r = await git(repo, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], {
+    allowFailure: true,
+  });
+  return r.exitCode === 0 ? r.stdout.trim() : null;
+}
+
+/** Where a repository's git files are, as absolute paths. */
+export interface GitPaths {
+  /** Where refs, objects and the worktrees' entries live. */
+  commonDir: string;
+  config: string;
+  /** This checkout's HEAD file (a linked worktree has its own). */
+  head: string;
+  /** This checkout's index file. */
+  index: string;
+}
+
+const GIT_PATH_ARGS = ['--git-common-dir', '--git-path', 'config', '--git-path', 'HEAD', '--git-path', 'index'];
+const GIT_PATH_LINES = 4;
+const knownPaths = new Map<string, Promise<GitPaths>>();
+/** The same answers once they are in, for the synchronous callers. */
+const resolvedPaths = new Map<string, GitPaths>();
+
+/**
+ * Where `repo`'s git files are, asked of git once per process (they do not move while
+ * corral runs). A ticket's load already learns them (findRepoAndCommit); callers that
+ * ask at the same time share one pending answer.
+ */
+export function gitPaths(repo: string): Promise<GitPaths> {
+  return knownPaths.get(repo) ?? remember(repo, askGitPaths(repo));
+}
+
+/** The absolute common git directory of `repo` (where worktrees, refs and objects live). */
+export async function gitCommonDir(repo: string): Promise<string> {
+  return (await gitPaths(repo)).commonDir;
+}
+
+async function askGitPaths(repo: string): Promise<GitPaths> {
+  const args = ['rev-parse', '--path-format=absolute', ...GIT_PATH_ARGS];
+  const r = await git(repo, args);
+  const paths = readGitPaths(r.stdout.split('\n'));
+  if (paths === null) throw new GitError(args, r);
+  return paths;
+}
+
+function readGitPaths(lines: string[]): GitPaths | null {
+  const [commonDir, config, head, index] = lines;
+  return commonDir && config && head && index ? { commonDir, config, head, index } : null;
+}
+
+/** Where a checkout's git files are, told by whoever knows (a worktree just made): no process to ask. */
+export function rememberGitPaths(dir: string, paths: GitPaths): void {
+  remember(dir, Promise.resolve(paths));
+}
+
+function remember(repo: string, paths: Promise<GitPaths>): Promise<GitPaths> {
+  // A failure is not remembered: the next caller asks again.
+  paths.then(
+    (known) => {
+      if (knownPaths.get(repo) === paths) resolvedPaths.set(repo, known);
+    },
+    () => {
+      if (knownPaths.get(repo) === paths) knownPaths.delete(repo);
+    },
+  );
+  knownPaths.set(repo, paths);
+  return paths;
+}

@@ -1,0 +1,170 @@
+import type { BudgetKind } from './records.js';
+import type { TokenUsage } from './records.js';
+import { EXIT } from '../errors.js';
+import type { Effect } from './records.js';
+import type { FenceVerdict } from './records.js';
+
+export type RunStatus =
+  | 'passed'
+  | 'failed'
+  | 'fence_violated'
+  | 'budget_exhausted'
+  | 'blocked'
+  | 'refused'
+  | 'model_error'
+  | 'interrupted'
+  | 'internal_error';
+
+export function exitCodeOf(status: RunStatus): number {
+  switch (status) {
+    case 'passed':
+      return EXIT.passed;
+    case 'failed':
+      return EXIT.failed;
+    case 'fence_violated':
+      return EXIT.fence_violated;
+    case 'budget_exhausted':
+      return EXIT.budget_exhausted;
+    case 'blocked':
+      return EXIT.blocked;
+    case 'refused':
+      return EXIT.refused;
+    case 'model_error':
+      return EXIT.model_error;
+    case 'interrupted':
+      return EXIT.interrupted;
+    case 'internal_error':
+      return EXIT.internal;
+  }
+}
+
+// Most severe first: what a batch of runs exits with. Interruption and broken input or
+// internals come before outcomes; among outcomes a breached fence is the worst news.
+const SEVERITY = [
+  EXIT.interrupted,
+  EXIT.internal,
+  EXIT.usage,
+  EXIT.fence_violated,
+  EXIT.model_error,
+  EXIT.refused,
+  EXIT.blocked,
+  EXIT.budget_exhausted,
+  EXIT.failed,
+  EXIT.passed,
+] as const;
+
+/** Position in SEVERITY; a code not in it ranks with internal error, as it means something broke. */
+function severityRank(code: number): number {
+  const i = (SEVERITY as readonly number[]).indexOf(code);
+  return i === -1 ? 1 : i;
+}
+
+export function mostSevereExitCode(codes: number[]): number {
+  let best = EXIT.passed as number;
+  for (const code of codes) if (severityRank(code) < severityRank(best)) best = code;
+  return best;
+}
+
+export interface CheckResult {
+  name: string;
+  command: string;
+  passed: boolean;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  output: string;
+}
+
+export interface CallRecord {
+  step: number;
+  tool: string;
+  effect: Effect;
+  rule: string;
+  /** Where the deciding rule lives: baseline, user, project, ticket, default, or hook. */
+  scope?: string;
+  reason: string;
+  /** For an ask: yes (once), always (for the run), remembered (an earlier always), no, unattended (refused, nobody to ask) or interrupted. */
+  answer?: 'yes' | 'always' | 'remembered' | 'no' | 'unattended' | 'interrupted';
+  /** A short rendering of the call for the summary. */
+  call: string;
+}
+
+export interface RunResult {
+  runId: string;
+  ticket: { id: string; file: string; title?: string };
+  status: RunStatus;
+  exitCode: number;
+  /** One line saying why the run ended as it did. */
+  reason: string;
+  /** Which budget ran out, when status is budget_exhausted. */
+  budgetExhausted?: BudgetKind;
+  model: string;
+  steps: number;
+  usage: TokenUsage;
+  costUsd: number | null;
+  durationMs: number;
+  baseCommit?: string;
+  changes: FenceVerdict[];
+  /** How the host repository changed during the run (HEAD, refs, config, hooks, index); absent when it did not. */
+  hostChanges?: string[];
+  checks: CheckResult[];
+  checkRoundsUsed: number;
+  toolCalls: number;
+  denied: CallRecord[];
+  /** Every call the guard asked about, approved or refused. */
+  asked: CallRecord[];
+  /** Refused asks written as ready-to-paste allow rules (unattended runs only). */
+  approvalsNeeded?: string;
+  followUps: string[];
+  finalText: string;
+  runDir: string;
+  patch?: string;
+  trace: string;
+  branch?: string;
+  /** What commands ran in: bubblewrap, or nothing (`none`, or `auto` without a working bubblewrap). */
+  sandbox?: 'bwrap' | 'none';
+  /** Where the worktree was kept (--keep). */
+  worktree?: string;
+  warnings: string[];
+}
+
+/** The agent's `QUEUE:` lines: problems it noticed outside the task. */
+export function extractFollowUps(finalText: string): string[] {
+  return finalText
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('QUEUE:'))
+    .map((line) => line.slice('QUEUE:'.length).trim())
+    .filter((line) => line.length > 0);
+}
+
+/**
+ * The result of a ticket whose run threw instead of returning one (a bug, or the machine
+ * failing under it): reported like any other ticket, so a batch still ends with its table,
+ * totals and JUnit file.
+ */
+export function internalErrorResult(ticket: { id: string; file: string; title?: string }, model: string, error: unknown, durationMs: number): RunResult {
+  return {
+    runId: '',
+    ticket: { id: ticket.id, file: ticket.file, ...(ticket.title ? { title: ticket.title } : {}) },
+    status: 'internal_error',
+    exitCode: EXIT.internal,
+    reason: `internal error: ${error instanceof Error ? error.message : String(error)}`,
+    model,
+    steps: 0,
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    costUsd: null,
+    durationMs,
+    changes: [],
+    checks: [],
+    checkRoundsUsed: 0,
+    toolCalls: 0,
+    denied: [],
+    asked: [],
+    followUps: [],
+    finalText: '',
+    runDir: '',
+    trace: '',
+    warnings: [],
+  };
+}

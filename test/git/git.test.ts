@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
+import { findRepoAndCommit, gitCommonDir, gitPaths } from '../../src/git/git.js';
+import { makeRepo, makeTempDir, runGit, writeFiles } from '../ticket/temp-repo.js';
+
+describe('findRepoAndCommit', () => {
+  it('finds the top directory and the commit a rev names, from a folder inside the repository', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'src/deep/a.txt': 'a\n' });
+    const head = runGit(repo, ['rev-parse', 'HEAD']).trim();
+    expect(await findRepoAndCommit(`${repo}/src/deep`, 'HEAD')).toEqual({ root: repo, commit: head });
+  });
+
+  it('still finds the repository when the rev names no commit', async () => {
+    const repo = makeRepo();
+    expect(await findRepoAndCommit(repo, 'no-such-branch')).toEqual({ root: repo, commit: null });
+    // A rev that git would read as an option is never passed to it.
+    expect(await findRepoAndCommit(repo, '--all')).toEqual({ root: repo, commit: null });
+  });
+
+  it('finds a repository without commits, and nothing outside any repository', async () => {
+    const empty = makeTempDir();
+    runGit(empty, ['init', '-q']);
+    expect(await findRepoAndCommit(empty, 'HEAD')).toEqual({ root: empty, commit: null });
+    expect(await findRepoAndCommit(makeTempDir(), 'HEAD')).toEqual({ root: null, commit: null });
+  });
+});
+
+describe('gitPaths', () => {
+  it('knows where the git files are once a ticket load has found the repository, without asking git again', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'src/a.txt': 'a\n' });
+    await findRepoAndCommit(`${repo}/src`, 'HEAD');
+    // The answer comes from the load's own git call: with the repository gone, asking git would fail.
+    rmSync(`${repo}/.git`, { recursive: true, force: true });
+    expect(await gitPaths(repo)).toEqual({ commonDir: `${repo}/.git`, config: `${repo}/.git/config`, head: `${repo}/.git/HEAD`, index: `${repo}/.git/index` });
+    expect(await gitCommonDir(repo)).toBe(`${repo}/.git`);
+  });
+
+  it("names a linked worktree's own HEAD and index, and the main repository's common dir and config", async () => {
+    const repo = makeRepo();
+    const linked = `${makeTempDir()}/linked`;
+    runGit(repo, ['worktree', 'add', '-q', '--detach', linked]);
+    const admin = runGit(linked, ['rev-parse', '--path-format=absolute', '--git-dir']).trim();
+    expect(await gitPaths(linked)).toEqual({ commonDir: `${repo}/.git`, config: `${repo}/.git/config`, head: `${admin}/HEAD`, index: `${admin}/index` });
+  });
+
+  it('does not remember a failure: a later call asks again', async () => {
+    const dir = makeTempDir();
+    await expect(gitPaths(dir)).rejects.toThrow(/not a git repository/);
+    runGit(dir, ['init', '-q']);
+    expect((await gitPaths(dir)).commonDir).toBe(`${dir}/.git`);
+  });
+});
