@@ -1,5 +1,6 @@
+import type { Outcome } from '../trace/outcome.js';
 import type { EmitEvent } from '../trace/events.js';
-import type { BudgetExceeded, BudgetMeter } from './budget.js';
+import type { BudgetMeter } from './budget.js';
 import { createJsonSizer } from './json-size.js';
 import { ModelApiError, type MessageParam, type Model, type ModelTurn, type ToolSpec } from './model.js';
 import { type TokenUsage } from '../trace/records.js';
@@ -34,27 +35,44 @@ export interface LoopOptions {
   /** Aborted when the user interrupts the run. */
   interrupt: AbortSignal;
   emit: EmitEvent;
+  /** What a turn's usage costs in USD; null when it cannot be priced. */
   priceTurn(usage: TokenUsage): number | null;
-  /** Parses, guards and runs one call; never throws for what the model can recover from. */
-  runToolCall(use: ToolUse, step: number, signal: AbortSignal): Promise<ToolOutput>;
-  runChecks(round: number, signal: AbortSignal): Promise<CheckRound>;
-  /**
-   * Stop hooks, when the model ends its turn and before the checks. `active` is true when
-   * the previous stop was blocked by a hook, which may then not block again.
-   */
-  stopHooks?(active: boolean, signal: AbortSignal): Promise<{ blocked: boolean; reason: string }>;
-  /** Called once per turn after its tool calls: why policy has stopped the run, or null to go on. */
-  blocked?(): string | null;
 }
 
-export type LoopOutcome =
-  | { kind: 'finished'; finalText: string }
-  | { kind: 'checks_failed'; finalText: string; rounds: number }
-  | { kind: 'budget_exhausted'; exceeded: BudgetExceeded; finalText: string }
-  | { kind: 'refused'; finalText: string }
-  | { kind: 'blocked'; reason: string; finalText: string }
-  | { kind: 'model_error'; message: string; finalText: string }
-  | { kind: 'interrupted'; finalText: string };
+/**
+ * What the loop needs done by whoever drives it; each is answered by passing the answer
+ * to the generator's `next`. `signal` ends with the run's interrupt or its minute budget.
+ */
+export type LoopRequest =
+  /** Judge and run one call; answered with a ToolAnswer. */
+  | { kind: 'tool'; use: ToolUse; step: number; signal: AbortSignal }
+  /**
+   * The model ended its turn: run the Stop hooks before the checks; answered with a
+   * StopAnswer. `active` is true when the previous stop was blocked by a hook, which may
+   * then not block again.
+   */
+  | { kind: 'stop'; active: boolean; step: number; signal: AbortSignal }
+  /** Run the checks; answered with a CheckRound. */
+  | { kind: 'checks'; round: number; signal: AbortSignal };
+
+export interface ToolAnswer {
+  output: ToolOutput;
+  /** Why policy has stopped the run (too many refusals in a row), if it has. */
+  blocked?: string;
+}
+
+export interface StopAnswer {
+  blocked: boolean;
+  reason: string;
+}
+
+export type LoopAnswer = ToolAnswer | StopAnswer | CheckRound;
+
+/** The loop as its driver sees it: requests out, answers in, an outcome at the end. */
+export type AgentLoop = AsyncGenerator<LoopRequest, LoopOutcome, LoopAnswer>;
+
+/** How the loop ends: the outcomes of trace/outcome.ts that carry the agent's last words. */
+export type LoopOutcome = Extract<Outcome, { finalText: string }>;
 
 const CUT_CALL: ToolOutput = {
   content:
@@ -66,9 +84,11 @@ const CUT_CALL: ToolOutput = {
 /**
  * The agent loop: model turn, tool calls, repeat; when the model ends its turn the checks
  * run and failures go back to it a bounded number of times. Limits are checked before
- * every model call, and every path ends in an explicit outcome.
+ * every model call, and every path ends in an explicit outcome. What the loop cannot do
+ * itself (run a call, the hooks, the checks) it asks its driver for, by yielding a
+ * request: it never calls up into the run that drives it.
  */
-export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
+export async function* agentLoop(options: LoopOptions): AgentLoop {
   const { model, meter, emit } = options;
   const remainingMs = Math.max(0, meter.budget.minutes * 60_000 - meter.elapsedMs());
   const deadline = AbortSignal.timeout(remainingMs);
@@ -124,13 +144,13 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
       const cutId = turn.stopReason === 'max_tokens' && last?.type === 'tool_use' ? last.id : undefined;
       const results = [];
       for (const use of uses) {
-        const output = use.id === cutId ? CUT_CALL : await options.runToolCall(use, step, signal);
+        const answer: ToolAnswer = use.id === cutId ? { output: CUT_CALL } : ((yield { kind: 'tool', use, step, signal }) as ToolAnswer);
+        const { output } = answer;
         results.push({ type: 'tool_result' as const, tool_use_id: use.id, content: output.content || '(no output)', is_error: output.isError });
         const halted = stopped();
         if (halted) return halted;
         // Checked after every call, so one long turn cannot go on past the limit.
-        const blocked = options.blocked?.();
-        if (blocked) return { kind: 'blocked', reason: blocked, finalText };
+        if (answer.blocked) return { kind: 'blocked', reason: answer.blocked, finalText };
       }
       messages.push({ role: 'user', content: results });
       continue;
@@ -153,21 +173,19 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
 
     // The API rejects an empty assistant turn, and check feedback must follow one.
     if (turn.content.length === 0) messages.push({ role: 'assistant', content: '(no reply)' });
-    if (options.stopHooks) {
-      const stop = await options.stopHooks(stopHookActive, signal);
-      const halted = stopped();
-      if (halted) return halted;
-      // At most once in a row: a stop that follows a blocked one goes on to the checks.
-      if (stop.blocked && !stopHookActive) {
-        stopHookActive = true;
-        messages.push({ role: 'user', content: stop.reason });
-        continue;
-      }
+    const stop = (yield { kind: 'stop', active: stopHookActive, step, signal }) as StopAnswer;
+    const afterStop = stopped();
+    if (afterStop) return afterStop;
+    // At most once in a row: a stop that follows a blocked one goes on to the checks.
+    if (stop.blocked && !stopHookActive) {
+      stopHookActive = true;
+      messages.push({ role: 'user', content: stop.reason });
+      continue;
     }
     stopHookActive = false;
-    const round = await options.runChecks(failedRounds + 1, signal);
-    const halted = stopped();
-    if (halted) return halted;
+    const round = (yield { kind: 'checks', round: failedRounds + 1, signal }) as CheckRound;
+    const afterChecks = stopped();
+    if (afterChecks) return afterChecks;
     if (round.passed) return { kind: 'finished', finalText };
     failedRounds += 1;
     if (failedRounds > options.checkRounds) return { kind: 'checks_failed', finalText, rounds: failedRounds };

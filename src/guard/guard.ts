@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type { Parser } from 'web-tree-sitter';
-import { TOOL_NAMES } from '../tools/types.js';
 import { fenceJudge } from './baseline.js';
 import { decide, type Decision } from './decide.js';
 import { bashFacts, checkKey, classify, pathFact, type CallFacts, type CallSite, type GuardSandbox, type PathFact } from './facts.js';
@@ -53,9 +52,39 @@ export interface GuardOptions {
   exposed?: string[];
 }
 
+/** A place a call touches, as its tool declared it: already resolved the way the tool will resolve it. */
+export interface GuardLocation {
+  given: string;
+  /** Absolute. */
+  path: string;
+  access: 'read' | 'write' | 'list';
+  /** A folder walked whole. */
+  recursive: boolean;
+  label: string;
+  /** A file-name glob the walk keeps to. */
+  filter?: string;
+}
+
+/**
+ * One call as the guard judges it. A command (`kind: execute`) is judged from its parsed
+ * text; every other kind from the locations its tool declared.
+ */
+export interface GuardCall {
+  tool: string;
+  kind: string;
+  /** The validated input. */
+  input: Record<string, unknown>;
+  locations: GuardLocation[];
+  /** Where a command starts; default the worktree root. */
+  cwd?: string;
+}
+
+const LOCATED_KINDS = new Set(['read', 'search', 'edit']);
+
 export interface Guard {
-  /** `cwd` (default: the worktree root) is where a command starts and relative paths resolve. */
-  decide(tool: string, input: unknown, cwd?: string): Promise<Verdict>;
+  decide(call: GuardCall): Promise<Verdict>;
+  /** The worktree (physical path) that calls resolve against. */
+  readonly worktree: string;
   readonly policy: Policy;
   /** The sandbox the guard judges Bash calls for. */
   readonly sandbox: GuardSandbox;
@@ -109,16 +138,19 @@ export function createGuard(options: GuardOptions): Guard {
   };
   return {
     policy,
+    worktree,
     sandbox: site.sandbox,
-    async decide(tool, rawInput, cwd) {
-      const input = (rawInput !== null && typeof rawInput === 'object' ? rawInput : {}) as Record<string, unknown>;
-      if (!(TOOL_NAMES as readonly string[]).includes(tool)) {
+    async decide(call) {
+      const { tool, input } = call;
+      const command = call.kind === 'execute';
+      if (!command && !LOCATED_KINDS.has(call.kind)) {
+        // Fail closed: a kind the guard has no way to judge is never let through.
         const facts: CallFacts = { tool, input, commands: [], paths: [], problems: [] };
-        return { decision: { effect: 'deny', rule: 'baseline.unknown-tool', scope: 'baseline', reason: `corral has no tool named ${tool}` }, facts };
+        return { decision: { effect: 'deny', rule: 'baseline.unknown-tool', scope: 'baseline', reason: `corral cannot judge a ${call.kind} call of ${tool}` }, facts };
       }
-      const start = cwd === undefined ? worktree : path.resolve(worktree, cwd);
-      const facts = tool === 'Bash' ? bashFacts(await bashParser(), String(input.command ?? ''), bashSite, input, start) : fileToolFacts(tool, input, site, start);
-      const decision = decide(facts, tool === 'Bash' ? { ...context, site: bashSite } : context);
+      const start = call.cwd === undefined ? worktree : path.resolve(worktree, call.cwd);
+      const facts = command ? bashFacts(await bashParser(), String(input.command ?? ''), bashSite, input, start) : locationFacts(call, site);
+      const decision = decide(facts, command ? { ...context, site: bashSite } : context);
       const script = decision.effect === 'deny' ? undefined : writtenHookScript(facts, options.hookScripts ?? []);
       if (script === undefined) return { decision, facts };
       const reason = `${path.relative(worktree, script)} is a hook script corral runs as trusted code; the agent may not change it`;
@@ -150,37 +182,19 @@ function writtenHookScript(facts: CallFacts, scripts: string[]): string | undefi
   return undefined;
 }
 
-/** The one path a file tool names, as the tool will resolve it (relative paths from the worktree root). */
-function fileToolFacts(tool: string, input: Record<string, unknown>, site: CallSite, start: string): CallFacts {
-  const facts: CallFacts = { tool, input, commands: [], paths: [], problems: [] };
-  const given = (key: string, fallback?: string): string | undefined => (typeof input[key] === 'string' ? (input[key] as string) : fallback);
-  switch (tool) {
-    case 'Read':
-    case 'Write':
-    case 'Edit': {
-      const file = given('file_path');
-      if (file === undefined) facts.problems.push(`${tool} names no file_path`);
-      // The file tools clean `..` out of a path before they open it (unlike the kernel), so the guard does too.
-      else facts.paths.push(ownStreamsOutside(pathFact(file, path.resolve(start, file), '/', tool === 'Read' ? 'read' : 'write', false, `${tool} file_path`, site, false)));
-      break;
-    }
-    case 'Glob': {
-      const root = given('path', '.')!;
-      facts.paths.push(pathFact(root, path.resolve(start, root), '/', 'list', true, 'Glob path', site, false));
-      break;
-    }
-    case 'Grep': {
-      const root = given('path', '.')!;
-      facts.paths.push(pathFact(root, path.resolve(start, root), '/', 'read', true, 'Grep tool path (skips secret files)', site, false));
-      // The tool skips secret files anyway; a filter aimed at them is refused outright.
-      const filter = given('glob');
-      if (filter !== undefined) {
-        for (const candidate of globCandidates(filter.includes('/') ? filter : `**/${filter}`, path.resolve(start, root)).paths) {
-          const fact = classify(filter, candidate, 'read', false, 'Grep glob', site, true);
-          if (fact.secret) facts.paths.push(fact);
-        }
-      }
-      break;
+/** The facts of a call from the locations its tool declared. */
+function locationFacts(call: GuardCall, site: CallSite): CallFacts {
+  const facts: CallFacts = { tool: call.tool, input: call.input, commands: [], paths: [], problems: [] };
+  for (const location of call.locations) {
+    // The tool cleaned `..` out of the path before it was handed here (unlike the kernel would), so it is taken as given.
+    const fact = pathFact(location.given, location.path, '/', location.access, location.recursive, location.label, site, false);
+    facts.paths.push(location.recursive ? fact : ownStreamsOutside(fact));
+    if (location.filter === undefined) continue;
+    // The walk skips secret files anyway; a filter aimed at them is refused outright.
+    const filter = location.filter;
+    for (const candidate of globCandidates(filter.includes('/') ? filter : `**/${filter}`, location.path).paths) {
+      const secret = classify(filter, candidate, location.access, false, `${call.tool} glob`, site, true);
+      if (secret.secret) facts.paths.push(secret);
     }
   }
   return facts;

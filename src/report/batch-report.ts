@@ -2,7 +2,7 @@ import { addUsage } from '../trace/records.js';
 import { ZERO_USAGE, type TokenUsage } from '../trace/records.js';
 import { EXIT } from '../errors.js';
 import { REPORT_VERSION, type JsonRunReport } from './json.js';
-import { mostSevereExitCode } from '../trace/result.js';
+import { mostSevereExitCode } from '../trace/outcome.js';
 
 // The batch report: what `corral run --json` prints (one line per ticket, then the
 // totals) and what `corral report merge` reads back and joins. JUnit, the GitHub outputs

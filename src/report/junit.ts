@@ -1,7 +1,8 @@
 import { Chalk } from 'chalk';
 import { totalTokens } from '../trace/records.js';
 import type { BatchReport, JsonSkippedReport, TicketReport } from './batch-report.js';
-import type { CheckResult, RunStatus } from '../trace/result.js';
+import type { CheckResult } from '../trace/result.js';
+import type { RunStatus } from '../trace/outcome.js';
 import type { JsonRunReport } from './json.js';
 import { formatSummary } from './summary.js';
 import { makeVisible } from '../text/visible.js';

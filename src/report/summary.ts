@@ -2,7 +2,8 @@ import path from 'node:path';
 import type { ChalkInstance } from 'chalk';
 import { totalTokens } from '../trace/records.js';
 import { isReplayModel, replayModelId, replayScriptPath } from '../ticket/model-id.js';
-import type { RunResult, RunStatus } from '../trace/result.js';
+import type { RunResult } from '../trace/result.js';
+import type { RunStatus } from '../trace/outcome.js';
 import type { ChangeKind } from '../trace/records.js';
 import { makeVisible as visible } from '../text/visible.js';
 

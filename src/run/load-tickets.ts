@@ -11,7 +11,7 @@ import { preflightTicket, type PreflightOptions } from './preflight.js';
 export interface LoadedTicket {
   /** The path as shown to the user (relative to cwd). */
   shown: string;
-  /** The ticket as written (config is applied again when it runs). */
+  /** The ticket with its config applied (and `--model`): what runs. */
   ticket?: Ticket;
   /** The user and project config of the ticket's repository. */
   settings?: Settings;
@@ -57,7 +57,7 @@ export async function loadTickets(inputs: string[], options: LoadTicketsOptions)
       if (options.requireUsdBudget && budgetUsd === undefined) {
         problems.push({ file: shown, line: 1, column: 1, field: 'budget.usd', message: 'no dollar budget: --max-usd starts a ticket only when what the batch has left covers the ticket\'s own budget.usd', hint: 'give the ticket (or `budget:` in corral.yaml) a `usd:` cap, or run without --max-usd' });
       }
-      loaded.push({ shown, ticket, settings, ...(budgetUsd === undefined ? {} : { budgetUsd }), problems });
+      loaded.push({ shown, ticket: applied.ticket, settings, ...(budgetUsd === undefined ? {} : { budgetUsd }), problems });
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
       // A problem with no position is still a problem of this file.

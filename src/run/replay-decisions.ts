@@ -1,7 +1,6 @@
 import { describeCall } from '../text/describe-call.js';
-import { parseToolCall } from '../tools/index.js';
+import { judgeCall } from './call-pipeline.js';
 import type { TraceLine } from '../agent/trace-replay.js';
-import type { Decision } from '../guard/decide.js';
 import type { Effect } from '../trace/records.js';
 import type { Guard } from '../guard/guard.js';
 
@@ -74,11 +73,8 @@ export async function replayDecisions(lines: TraceLine[], guard: Guard, rebase?:
       continue;
     }
     const input = rebase ? rebasePaths(recorded.input, rebase.from, rebase.to) : recorded.input;
-    // As in a run: a call that does not fit its tool never reaches the guard.
-    const parsed = parseToolCall(recorded.tool, input);
-    const decision: Decision = parsed.ok
-      ? (await guard.decide(parsed.tool.name, parsed.input)).decision
-      : { effect: 'deny', rule: 'tool.invalid-call', scope: 'baseline', reason: parsed.error };
+    // Judged as a run judges it: a call that does not fit its tool never reaches the guard.
+    const { decision } = (await judgeCall(guard, recorded.tool, input)).verdict;
     if (decision.effect === recorded.then.effect && decision.rule === recorded.then.rule) continue;
     const change: DecisionChange = {
       step: recorded.step,

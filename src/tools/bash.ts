@@ -18,7 +18,8 @@ export const bashTool: ToolDefinition<BashInput> = {
     'The command and everything it started are killed at the timeout. Use Read, Edit, Glob and Grep for files.',
   kind: 'execute',
   input: BashInput,
-  paths: () => [],
+  // A command names its paths in its own words: the guard reads them from the parsed command.
+  locations: () => [],
   execute: executeBash,
 };
 

@@ -20,7 +20,7 @@ export const editTool: ToolDefinition<EditInput> = {
     'include enough surrounding lines to make it unique. Read the file first.',
   kind: 'edit',
   input: EditInput,
-  paths: (input) => [input.file_path],
+  locations: (input, base) => [{ given: input.file_path, path: resolveToolPath(input.file_path, base), access: 'write', recursive: false, label: 'Edit file_path' }],
   execute: executeEdit,
 };
 

@@ -22,7 +22,7 @@ export const globTool: ToolDefinition<GlobInput> = {
     `Returns paths relative to the repository root, most recently modified first, at most ${MAX_RESULTS}.`,
   kind: 'search',
   input: GlobInput,
-  paths: (input) => [input.path ?? '.'],
+  locations: (input, base) => [{ given: input.path ?? '.', path: resolveToolPath(input.path ?? '.', base), access: 'list', recursive: true, label: 'Glob path' }],
   execute: executeGlob,
 };
 

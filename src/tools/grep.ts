@@ -43,7 +43,16 @@ export const grepTool: ToolDefinition<GrepInput> = {
     'and files over 5 MB. Paths in results are relative to the repository root.',
   kind: 'search',
   input: GrepInput,
-  paths: (input) => [input.path ?? '.'],
+  locations: (input, base) => [
+    {
+      given: input.path ?? '.',
+      path: resolveToolPath(input.path ?? '.', base),
+      access: 'read',
+      recursive: true,
+      label: 'Grep tool path (skips secret files)',
+      ...(input.glob === undefined ? {} : { filter: input.glob }),
+    },
+  ],
   execute: executeGrep,
 };
 

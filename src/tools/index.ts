@@ -25,16 +25,17 @@ export function toolSpecs(): ToolSpec[] {
   });
 }
 
-export type ParsedToolCall = { ok: true; tool: ToolDefinition<any>; input: unknown } | { ok: false; error: string };
+/** A call checked against its tool; `unknown` when it names no tool at all. */
+export type ParsedToolCall = { ok: true; tool: ToolDefinition<any>; input: unknown } | { ok: false; unknown: boolean; error: string };
 
 /** Finds the tool and checks the model's input against its schema; errors are written for the model to fix its call. */
 export function parseToolCall(name: string, input: unknown): ParsedToolCall {
   const tool = TOOLS.find((candidate) => candidate.name === name);
   if (!tool) {
-    return { ok: false, error: `Unknown tool "${name}". The tools are: ${TOOLS.map((t) => t.name).join(', ')}.` };
+    return { ok: false, unknown: true, error: `Unknown tool "${name}". The tools are: ${TOOLS.map((t) => t.name).join(', ')}.` };
   }
   const parsed = tool.input.safeParse(input);
   if (parsed.success) return { ok: true, tool, input: parsed.data };
   const problems = parsed.error.issues.map((issue) => `- ${issue.path.length > 0 ? issue.path.join('.') : '(input)'}: ${issue.message}`);
-  return { ok: false, error: `Invalid input for ${tool.name}:\n${problems.join('\n')}` };
+  return { ok: false, unknown: false, error: `Invalid input for ${tool.name}:\n${problems.join('\n')}` };
 }

@@ -28,7 +28,7 @@ export const readTool: ToolDefinition<ReadInput> = {
     'Cannot read directories (use Glob) or binary files.',
   kind: 'read',
   input: ReadInput,
-  paths: (input) => [input.file_path],
+  locations: (input, base) => [{ given: input.file_path, path: resolveToolPath(input.file_path, base), access: 'read', recursive: false, label: 'Read file_path' }],
   execute: executeRead,
 };
 

@@ -25,6 +25,21 @@ export interface ToolContext {
   staysInGroup?: boolean;
 }
 
+/** A place a call touches, named the way the guard judges it. */
+export interface ToolLocation {
+  /** As the model wrote it. */
+  given: string;
+  /** Absolute: what the tool will open or walk (`resolveToolPath`). */
+  path: string;
+  access: 'read' | 'write' | 'list';
+  /** A folder walked whole. */
+  recursive: boolean;
+  /** What the location is, for explanations: `Edit file_path`. */
+  label: string;
+  /** A file-name glob the walk keeps to (Grep's `glob`). */
+  filter?: string;
+}
+
 /** What goes back to the model as a tool_result. */
 export interface ToolOutput {
   content: string;
@@ -37,8 +52,12 @@ export interface ToolDefinition<Input = unknown> {
   kind: ToolKind;
   /** One schema serves the model's input_schema and the runtime parse. */
   input: z.ZodType<Input>;
-  /** The file paths the call names, as given (absolute or relative to the worktree), before anything runs. */
-  paths(input: Input): string[];
+  /**
+   * Where the call reads, writes or walks, resolved from `base` (the worktree root) exactly
+   * as `execute` will resolve them, before anything runs: the guard judges these paths,
+   * so the tool and the guard can never disagree on which file a call means.
+   */
+  locations(input: Input, base: string): ToolLocation[];
   /** Runs the call. Failures the model can recover from are returned with isError, never thrown. */
   execute(input: Input, ctx: ToolContext): Promise<ToolOutput>;
 }

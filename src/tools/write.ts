@@ -18,7 +18,7 @@ export const writeTool: ToolDefinition<WriteInput> = {
     'missing parent directories are created. To change part of an existing file, prefer Edit.',
   kind: 'edit',
   input: WriteInput,
-  paths: (input) => [input.file_path],
+  locations: (input, base) => [{ given: input.file_path, path: resolveToolPath(input.file_path, base), access: 'write', recursive: false, label: 'Write file_path' }],
   execute: executeWrite,
 };
 

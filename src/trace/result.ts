@@ -1,69 +1,9 @@
 import type { BudgetKind } from './records.js';
 import type { TokenUsage } from './records.js';
 import { EXIT } from '../errors.js';
+import type { RunStatus } from './outcome.js';
 import type { Effect } from './records.js';
 import type { FenceVerdict } from './records.js';
-
-export type RunStatus =
-  | 'passed'
-  | 'failed'
-  | 'fence_violated'
-  | 'budget_exhausted'
-  | 'blocked'
-  | 'refused'
-  | 'model_error'
-  | 'interrupted'
-  | 'internal_error';
-
-export function exitCodeOf(status: RunStatus): number {
-  switch (status) {
-    case 'passed':
-      return EXIT.passed;
-    case 'failed':
-      return EXIT.failed;
-    case 'fence_violated':
-      return EXIT.fence_violated;
-    case 'budget_exhausted':
-      return EXIT.budget_exhausted;
-    case 'blocked':
-      return EXIT.blocked;
-    case 'refused':
-      return EXIT.refused;
-    case 'model_error':
-      return EXIT.model_error;
-    case 'interrupted':
-      return EXIT.interrupted;
-    case 'internal_error':
-      return EXIT.internal;
-  }
-}
-
-// Most severe first: what a batch of runs exits with. Interruption and broken input or
-// internals come before outcomes; among outcomes a breached fence is the worst news.
-const SEVERITY = [
-  EXIT.interrupted,
-  EXIT.internal,
-  EXIT.usage,
-  EXIT.fence_violated,
-  EXIT.model_error,
-  EXIT.refused,
-  EXIT.blocked,
-  EXIT.budget_exhausted,
-  EXIT.failed,
-  EXIT.passed,
-] as const;
-
-/** Position in SEVERITY; a code not in it ranks with internal error, as it means something broke. */
-function severityRank(code: number): number {
-  const i = (SEVERITY as readonly number[]).indexOf(code);
-  return i === -1 ? 1 : i;
-}
-
-export function mostSevereExitCode(codes: number[]): number {
-  let best = EXIT.passed as number;
-  for (const code of codes) if (severityRank(code) < severityRank(best)) best = code;
-  return best;
-}
 
 export interface CheckResult {
   name: string;

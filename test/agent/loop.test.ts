@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BudgetMeter } from '../../src/agent/budget.js';
-import { runAgentLoop, type LoopOptions, type ToolUse } from '../../src/agent/loop.js';
+import { agentLoop, type CheckRound, type LoopAnswer, type LoopOptions, type LoopOutcome, type StopAnswer, type ToolOutput, type ToolUse } from '../../src/agent/loop.js';
 import { ModelApiError, type MessageParam, type Model, type ModelTurn } from '../../src/agent/model.js';
 import { type TurnBlock } from '../../src/trace/records.js';
 import type { RunEvent } from '../../src/trace/events.js';
@@ -27,7 +27,35 @@ function scripted(turns: (ModelTurn | Error)[]): Model & { seen: MessageParam[][
   };
 }
 
-function options(model: Model, overrides: Partial<LoopOptions> = {}): LoopOptions & { events: RunEvent[]; calls: ToolUse[] } {
+/** What a run would answer the loop's requests with, as plain functions for a test to script. */
+interface Answers {
+  runToolCall(use: ToolUse, step: number, signal: AbortSignal): Promise<ToolOutput>;
+  runChecks(round: number, signal: AbortSignal): Promise<CheckRound>;
+  stopHooks?(active: boolean, signal: AbortSignal): Promise<StopAnswer>;
+  blocked?(): string | null;
+}
+
+type TestOptions = LoopOptions & Answers;
+
+/** Drives the loop as a run does: each request answered in turn, until the outcome. */
+async function runAgentLoop(options: TestOptions): Promise<LoopOutcome> {
+  const loop = agentLoop(options);
+  let next = await loop.next();
+  while (!next.done) {
+    const request = next.value;
+    let answer: LoopAnswer;
+    if (request.kind === 'tool') {
+      const output = await options.runToolCall(request.use, request.step, request.signal);
+      const blocked = options.blocked?.();
+      answer = blocked ? { output, blocked } : { output };
+    } else if (request.kind === 'stop') answer = options.stopHooks ? await options.stopHooks(request.active, request.signal) : { blocked: false, reason: '' };
+    else answer = await options.runChecks(request.round, request.signal);
+    next = await loop.next(answer);
+  }
+  return next.value;
+}
+
+function options(model: Model, overrides: Partial<TestOptions> = {}): TestOptions & { events: RunEvent[]; calls: ToolUse[] } {
   const events: RunEvent[] = [];
   const calls: ToolUse[] = [];
   return {

@@ -10,6 +10,7 @@ import { replayDecisions } from '../../src/run/replay-decisions.js';
 import { describeCall } from '../../src/text/describe-call.js';
 import { tempDir } from '../support/repo.js';
 
+
 const request = (): ModelRequest => ({ system: 's', tools: [], maxTokens: 100, signal: new AbortController().signal, messages: [{ role: 'user', content: 'task' }] });
 
 const usage = (n: number) => ({ inputTokens: n, outputTokens: n + 1, cacheReadTokens: n + 2, cacheWriteTokens: n + 3 });
@@ -97,7 +98,8 @@ describe('recorded decisions judged again', () => {
     const guard: Guard = {
       policy: { rules: [], defaultEffect: 'ask' } as unknown as Guard['policy'],
       sandbox: { kind: 'none', network: true },
-      async decide(tool) {
+      worktree: '/w',
+      async decide({ tool }) {
         const decision = tool === 'Bash' ? { effect: 'deny' as const, rule: 'Bash(git push:*)', scope: 'project' as const, reason: 'no pushes' } : { effect: 'allow' as const, rule: 'Write(src/**)', scope: 'project' as const, reason: 'ok' };
         return { decision, facts: { tool, input: {}, commands: [], paths: [], problems: [] } };
       },

@@ -212,6 +212,6 @@ describe('tool output', () => {
       ['Write', false],
     ]);
     expect(results[0].bytes).toBeLessThan(31_000);
-    expect(r.denied.map((d: { rule: string }) => d.rule)).toEqual(['tool.invalid-call']);
+    expect(r.denied.map((d: { rule: string }) => d.rule)).toEqual(['baseline.unknown-tool']);
   });
 });

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Decision } from '../../src/guard/decide.js';
 import { createGuard, type Guard } from '../../src/guard/guard.js';
 import { gitIn, tempDir } from '../support/repo.js';
+import { judgeCall } from '../../src/run/call-pipeline.js';
 
 /**
  * Programs that run code or read files named by data the guard would read as harmless:
@@ -53,7 +54,7 @@ function guardFor(worktree: string, env: Record<string, string> = {}): Guard {
 }
 
 async function bash(guard: Guard, command: string): Promise<Decision> {
-  return (await guard.decide('Bash', { command })).decision;
+  return (await judgeCall(guard, 'Bash', { command })).verdict.decision;
 }
 
 /** Runs a command with real bash in `cwd`, without the user's git config. */

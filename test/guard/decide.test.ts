@@ -10,6 +10,7 @@ import { policySchema, type PolicyFile } from '../../src/policy/schema.js';
 import type { PatternRule } from '../../src/policy/types.js';
 import type { TicketCommand } from '../../src/ticket/types.js';
 import { gitIn, tempDir } from '../support/repo.js';
+import { judgeCall } from '../../src/run/call-pipeline.js';
 
 const FILES: Record<string, string> = {
   '.env': 'API_KEY=sk-decide-test-not-a-real-key\n',
@@ -67,11 +68,11 @@ function guardFor(options: { policy?: PolicyFile; above?: PolicyLayer[]; worktre
 }
 
 async function bash(guard: Guard, command: string): Promise<Decision> {
-  return (await guard.decide('Bash', { command })).decision;
+  return (await judgeCall(guard, 'Bash', { command })).verdict.decision;
 }
 
 async function tool(guard: Guard, name: string, input: Record<string, unknown>): Promise<Decision> {
-  return (await guard.decide(name, input)).decision;
+  return (await judgeCall(guard, name, input)).verdict.decision;
 }
 
 /** `{effect, rule}` of a decision, to compare compactly. */
@@ -131,7 +132,7 @@ describe('pattern rules', () => {
   it('matches `Bash(git push:*)` through cd, git -C and a full path to git', async () => {
     const guard = guardFor({ policy: { deny: ['Bash(git push:*)'] } });
     const rule = guard.policy.rules.find((r): r is PatternRule => r.id === 'Bash(git push:*)')!;
-    const matches = async (command: string): Promise<boolean> => patternMatches(rule, (await guard.decide('Bash', { command })).facts, home, repo);
+    const matches = async (command: string): Promise<boolean> => patternMatches(rule, (await judgeCall(guard, 'Bash', { command })).verdict.facts, home, repo);
     expect(await matches('cd src && git -C .. push origin')).toBe(true);
     expect(await matches('/usr/bin/git push')).toBe(true);
     expect(await matches('git status')).toBe(false);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { dryRunGuard } from '../../src/run/dry-run.js';
 import { textHoldsCredential } from '../../src/guard/paths/tracked-secrets.js';
 import { repoWithFiles } from '../support/repo.js';
+import { judgeCall } from '../../src/run/call-pipeline.js';
 
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', XDG_CONFIG_HOME: '/nonexistent' };
 // Built at run time, so the repository holds no token-shaped literal.
@@ -35,7 +36,7 @@ describe('history reads in a repository that tracks a secret-named file', () => 
   const judge = async (files: Record<string, string>, command: string): Promise<string> => {
     const repo = repoWithFiles({ 'src/a.js': 'a\n', ...files }, 'corral-tracked-');
     const guard = await dryRunGuard(undefined, repo, ENV, 'none');
-    const verdict = await guard.decide('Bash', { command });
+    const verdict = (await judgeCall(guard, 'Bash', { command })).verdict;
     return `${verdict.decision.effect} ${verdict.decision.rule}`;
   };
 
@@ -57,7 +58,7 @@ describe('history reads in a repository that tracks a secret-named file', () => 
     const { writeFileSync } = await import('node:fs');
     writeFileSync(`${repo}/.env`, 'PORT=3000\n');
     const guard = await dryRunGuard(undefined, repo, ENV, 'none');
-    expect((await guard.decide('Bash', { command: 'cat .env' })).decision.rule).toBe('baseline.secrets');
-    expect((await guard.decide('Read', { file_path: '.env' })).decision.rule).toBe('baseline.secrets');
+    expect((await judgeCall(guard, 'Bash', { command: 'cat .env' })).verdict.decision.rule).toBe('baseline.secrets');
+    expect((await judgeCall(guard, 'Read', { file_path: '.env' })).verdict.decision.rule).toBe('baseline.secrets');
   });
 });

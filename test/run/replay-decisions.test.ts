@@ -18,7 +18,7 @@ describe('replaying recorded decisions', () => {
     const lines = [
       ...call('1', 'Bash', { command: 'echo blocked-by-hook' }, { effect: 'deny', rule: 'hook.PreToolUse', scope: 'hook' }),
       ...call('2', 'Read', { nope: 1 }, { effect: 'deny', rule: 'tool.invalid-call', scope: 'baseline' }),
-      ...call('3', 'Frobnicate', {}, { effect: 'deny', rule: 'tool.invalid-call', scope: 'baseline' }),
+      ...call('3', 'Frobnicate', {}, { effect: 'deny', rule: 'baseline.unknown-tool', scope: 'baseline' }),
       ...call('4', 'Bash', { command: 'ls' }, { effect: 'deny', rule: 'run.interrupted', scope: 'baseline' }),
       ...call('5', 'Bash', { command: 'ls' }, { effect: 'allow', rule: 'baseline.read-only', scope: 'baseline' }),
       ...call('6', 'Bash', { command: 'npm install' }, { effect: 'allow', rule: 'Bash(npm:*)', scope: 'project' }),

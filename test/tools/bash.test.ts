@@ -50,7 +50,7 @@ describe('Bash', () => {
   });
 
   test('names no paths and is kind execute', () => {
-    expect(bashTool.paths({ command: 'cat secret' })).toEqual([]);
+    expect(bashTool.locations({ command: 'cat secret' }, '/w')).toEqual([]);
     expect(bashTool.kind).toBe('execute');
   });
 });

@@ -62,8 +62,8 @@ describe('Edit', () => {
     expect(directory.isError).toBe(true);
   });
 
-  test('names its file path and is kind edit', () => {
-    expect(editTool.paths({ file_path: 'x.js', old_string: 'a', new_string: 'b' })).toEqual(['x.js']);
+  test('resolves its file path as it opens it, and is kind edit', () => {
+    expect(editTool.locations({ file_path: 'x.js', old_string: 'a', new_string: 'b' }, '/w')).toEqual([{ given: 'x.js', path: '/w/x.js', access: 'write', recursive: false, label: 'Edit file_path' }]);
     expect(editTool.kind).toBe('edit');
   });
 });

@@ -57,9 +57,9 @@ describe('Glob', () => {
     expect(file.isError).toBe(true);
   });
 
-  test('names its path, defaulting to the worktree root', () => {
-    expect(globTool.paths({ pattern: '*' })).toEqual(['.']);
-    expect(globTool.paths({ pattern: '*', path: 'src' })).toEqual(['src']);
+  test('resolves its path from the worktree root, as it walks it', () => {
+    expect(globTool.locations({ pattern: '*' }, '/w')).toEqual([{ given: '.', path: '/w', access: 'list', recursive: true, label: 'Glob path' }]);
+    expect(globTool.locations({ pattern: '*', path: 'src/../lib' }, '/w').map((l) => l.path)).toEqual(['/w/lib']);
     expect(globTool.kind).toBe('search');
   });
 });

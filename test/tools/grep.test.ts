@@ -103,9 +103,9 @@ describe('Grep', () => {
     expect(out.content.length).toBeLessThan(1_100);
   });
 
-  test('names its path, defaulting to the worktree root', () => {
-    expect(grepTool.paths({ pattern: 'x' })).toEqual(['.']);
-    expect(grepTool.paths({ pattern: 'x', path: 'src' })).toEqual(['src']);
+  test('resolves its path from the worktree root, as it walks it', () => {
+    expect(grepTool.locations({ pattern: 'x' }, '/w')).toEqual([{ given: '.', path: '/w', access: 'read', recursive: true, label: 'Grep tool path (skips secret files)' }]);
+    expect(grepTool.locations({ pattern: 'x', path: 'src', glob: '*.env' }, '/w')).toMatchObject([{ path: '/w/src', filter: '*.env' }]);
     expect(grepTool.kind).toBe('search');
   });
 });

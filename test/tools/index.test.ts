@@ -37,7 +37,7 @@ describe('tool registry', () => {
   });
 
   test('an unknown tool names the known ones', () => {
-    expect(parseToolCall('WebFetch', {})).toEqual({ ok: false, error: 'Unknown tool "WebFetch". The tools are: Bash, Read, Write, Edit, Glob, Grep.' });
+    expect(parseToolCall('WebFetch', {})).toEqual({ ok: false, unknown: true, error: 'Unknown tool "WebFetch". The tools are: Bash, Read, Write, Edit, Glob, Grep.' });
   });
 
   test('a schema mismatch lists each bad field', () => {

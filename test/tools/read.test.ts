@@ -98,8 +98,10 @@ describe('Read', () => {
     expect(out.content).toMatch(/\[\.\.\. \d+ bytes cut \.\.\.\]/);
   });
 
-  test('names its file path and is kind read', () => {
-    expect(readTool.paths({ file_path: 'src/a.ts' })).toEqual(['src/a.ts']);
+  test('resolves its file path as it opens it, and is kind read', () => {
+    expect(readTool.locations({ file_path: 'src/a.ts' }, '/w')).toEqual([{ given: 'src/a.ts', path: '/w/src/a.ts', access: 'read', recursive: false, label: 'Read file_path' }]);
+    // An absolute path is taken as is, `..` cleaned as the tool cleans it before it opens the file.
+    expect(readTool.locations({ file_path: '/etc/../etc/passwd' }, '/w')[0]!.path).toBe('/etc/passwd');
     expect(readTool.kind).toBe('read');
   });
 });

@@ -36,8 +36,8 @@ describe('Write', () => {
     expect(out.isError).toBe(true);
   });
 
-  test('names its file path and is kind edit', () => {
-    expect(writeTool.paths({ file_path: 'a.txt', content: '' })).toEqual(['a.txt']);
+  test('resolves its file path as it opens it, and is kind edit', () => {
+    expect(writeTool.locations({ file_path: 'a.txt', content: '' }, '/w')).toEqual([{ given: 'a.txt', path: '/w/a.txt', access: 'write', recursive: false, label: 'Write file_path' }]);
     expect(writeTool.kind).toBe('edit');
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { extractFollowUps, mostSevereExitCode } from '../../src/trace/result.js';
-import { decideStatus } from '../../src/run/run-ticket.js';
+import { extractFollowUps } from '../../src/trace/result.js';
+import { mostSevereExitCode } from '../../src/trace/outcome.js';
+import { decideStatus } from '../../src/trace/outcome.js';
 
 const held = { ok: true, verdicts: [{ change: { kind: 'modified' as const, path: 'a' }, allowed: true }] };
 const broken = { ok: false, verdicts: [{ change: { kind: 'modified' as const, path: 'b' }, allowed: false, reason: 'matches no allow glob' }] };

@@ -5,6 +5,7 @@ import { dryRunGuard } from '../../run/dry-run.js';
 import type { Guard } from '../../guard/guard.js';
 import { expectationFor, loadPolicyCases, meetsExpectation } from '../../run/policy-test.js';
 import type { CliIo } from '../io.js';
+import { judgeCall } from '../../run/call-pipeline.js';
 
 export const DEFAULT_POLICY_TEST_FILE = 'policy_tests.yaml';
 
@@ -40,7 +41,7 @@ export async function policyTestCommand(file: string | undefined, io: CliIo, san
       throw error;
     }
     if (judgedFor === undefined) io.stdout.write(`sandbox: ${(judgedFor = describeSandbox(guard.sandbox))}\n`);
-    const verdict = await guard.decide(item.tool, item.args, item.cwd);
+    const { verdict } = await judgeCall(guard, item.tool, item.args, item.cwd);
     const expectation = expectationFor(item, guard.sandbox);
     const expected = item.rule ? `${expectation} by ${item.rule}` : expectation;
     if (meetsExpectation(verdict, expectation, expectation === item.expect ? item.rule : undefined)) {

@@ -78,7 +78,6 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
           const ticketStartedAt = Date.now();
           const result = await runTicket(ticket, {
             keep: Boolean(options.keep),
-            ...(model ? { model } : {}),
             ...(settings ? { settings } : {}),
             ...(prompt ? { prompt } : {}),
             loadReplayScript,
@@ -86,7 +85,6 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
             interrupt: interrupt.signal,
             env: io.env,
             cwd,
-            requireSandbox,
             onEvent: (event) => output.event(ticket.id, event),
           }).catch((error: unknown) => {
             // Bad input found only now (a base gone since the tickets were checked) stays exit 64.

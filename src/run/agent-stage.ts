@@ -1,0 +1,101 @@
+import { agentLoop, type LoopAnswer, type LoopRequest } from '../agent/loop.js';
+import { buildSystemPrompt, buildTaskMessage } from '../agent/system-prompt.js';
+import { costUsd } from '../config/prices.js';
+import { sandboxConfinement } from '../guard/sandbox/sandbox.js';
+import { isReplayModel } from '../ticket/model-id.js';
+import { toolSpecs } from '../tools/index.js';
+import type { Outcome } from '../trace/outcome.js';
+import type { CheckResult } from '../trace/result.js';
+import { formatCheckFeedback, runChecks, runTicketCommand } from './checks.js';
+import type { Run } from './prepare.js';
+import type { RunWorkspace, Workspace } from './workspace-stage.js';
+
+const MAX_TOKENS = 8_192;
+
+/** What the agent stage leaves for the judge: how it ended, and the last round of checks. */
+export interface AgentEnd {
+  outcome: Outcome;
+  checks: CheckResult[];
+  checkRounds: number;
+}
+
+/**
+ * The ticket's setup, then the agent loop, driven from here: each request the loop
+ * yields (a call, the Stop hooks, the checks) is answered by this run's workspace, so the
+ * loop never calls up into the run.
+ */
+export async function runAgent(run: Run, pending: RunWorkspace): Promise<AgentEnd> {
+  const end: AgentEnd = { outcome: undefined, checks: [], checkRounds: 0 };
+  const { ticket, options } = run;
+  try {
+    if (ticket.setup.length > 0) {
+      const workspace = await pending.ready;
+      end.outcome = await runSetup(run, workspace);
+      if (end.outcome) return end;
+      workspace.maskSecrets();
+    }
+    const confinement = await sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH);
+    const loop = agentLoop({
+      model: run.model,
+      system: buildSystemPrompt(ticket, confinement),
+      taskMessage: buildTaskMessage(ticket),
+      tools: toolSpecs(),
+      meter: run.meter,
+      maxTokens: MAX_TOKENS,
+      checkRounds: ticket.checkRounds,
+      // A workspace that cannot be made stops the loop at once, even mid-request.
+      interrupt: AbortSignal.any([options.interrupt, pending.failed]),
+      emit: run.emit,
+      priceTurn: (usage) => (isReplayModel(run.model.id) ? 0 : costUsd(run.model.id, usage, run.prices)),
+    });
+    let next = await loop.next();
+    while (!next.done) {
+      next = await loop.next(await answer(run, await pending.ready, next.value, end));
+    }
+    end.outcome = next.value;
+  } finally {
+    // Whatever ended the loop (an interrupt included), the workspace is made or has failed
+    // before the result is judged.
+    await pending.ready.catch(() => undefined);
+  }
+  // A workspace that could not be made is the run's failure, not the loop's interruption.
+  await pending.ready;
+  return end;
+}
+
+async function answer(run: Run, workspace: Workspace, request: LoopRequest, end: AgentEnd): Promise<LoopAnswer> {
+  const { pipeline } = workspace;
+  switch (request.kind) {
+    case 'tool': {
+      const output = await pipeline.run(request.use, request.step, workspace.toolContext(request.signal));
+      const limit = run.settings.maxRefusalsInARow.value;
+      if (pipeline.refusalsInARow < limit) return { output };
+      return { output, blocked: `${pipeline.refusalsInARow} calls in a row were denied or refused (limit ${limit}); stopping instead of burning the budget` };
+    }
+    case 'stop':
+      return pipeline.hooks('Stop', { stop_hook_active: request.active }, request.signal, request.step);
+    case 'checks': {
+      end.checkRounds = request.round;
+      end.checks = await runChecks(run.ticket.checks, workspace.commands, request.round, run.emit, request.signal);
+      const passed = end.checks.every((check) => check.passed);
+      return { passed, feedback: passed ? '' : formatCheckFeedback(end.checks, request.round, run.ticket.checkRounds) };
+    }
+  }
+}
+
+/** The ticket's setup commands, bounded by the interrupt and the minute budget. */
+async function runSetup(run: Run, workspace: Workspace): Promise<Outcome> {
+  const { ticket, options, meter } = run;
+  const deadline = AbortSignal.timeout(Math.max(0, ticket.budget.minutes * 60_000 - meter.elapsedMs()));
+  const signal = AbortSignal.any([options.interrupt, deadline]);
+  for (const command of ticket.setup) {
+    const result = await runTicketCommand(command, workspace.commands, signal);
+    run.emit({ type: 'setup', name: result.name, exitCode: result.exitCode, timedOut: result.timedOut, durationMs: result.durationMs, output: result.output });
+    if (options.interrupt.aborted) return { kind: 'interrupted', finalText: '' };
+    if (deadline.aborted) return { kind: 'budget_exhausted', exceeded: { which: 'minutes', detail: `${ticket.budget.minutes} minute limit reached during setup` }, finalText: '' };
+    if (!result.passed) {
+      return { kind: 'setup_failed', reason: `setup command \`${command.run}\` ${result.timedOut ? 'timed out' : `exited ${result.exitCode}`}` };
+    }
+  }
+  return undefined;
+}

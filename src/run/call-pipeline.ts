@@ -1,0 +1,313 @@
+import path from 'node:path';
+import type { ToolOutput, ToolUse } from '../agent/loop.js';
+import type { Approver, ApprovalAnswer } from '../guard/approval/approver.js';
+import type { Guard, Verdict } from '../guard/guard.js';
+import { hasHooksFor, runHooks, type HookOutcome, type HookPayload, type HookSite } from '../guard/hooks.js';
+import { staysInProcessGroup } from '../guard/process-group.js';
+import { refusalText } from '../guard/refusal.js';
+import type { HookEvent, HooksConfig } from '../policy/hooks-schema.js';
+import type { Decision } from '../policy/types.js';
+import { describeCall } from '../text/describe-call.js';
+import { parseToolCall } from '../tools/index.js';
+import type { ToolContext, ToolDefinition } from '../tools/types.js';
+import type { EmitEvent } from '../trace/events.js';
+import type { CallRecord } from '../trace/result.js';
+
+// One tool call from the model's request to its result, in numbered phases over a call
+// that carries its own state (as gemini-cli's scheduler does): 1 validate, 2 pre-hooks,
+// 3 judge, 4 approve, 5 execute, 6 post-hooks. A phase that refuses the call ends it;
+// every event of a call is written by `note`, and nowhere else.
+
+/** A call judged: the decision and the facts it was made from, and the tool and validated input when it is a valid call. */
+export interface JudgedCall {
+  verdict: Verdict;
+  valid?: ValidCall;
+  /** What the model is told about a call that is not valid. */
+  invalid?: string;
+}
+
+/**
+ * Parse → facts → decide: the one way a call is judged, by a run, `replay`, `explain`
+ * and `policy test` alike. A call naming no tool or not fitting its tool's schema never
+ * reaches the guard; a guard that cannot decide denies.
+ */
+export async function judgeCall(guard: Guard, name: string, rawInput: unknown, cwd?: string): Promise<JudgedCall> {
+  const checked = validateCall(name, rawInput);
+  return 'verdict' in checked ? checked : judgeValidCall(guard, checked, cwd);
+}
+
+/** A call that fits its tool: the tool, and the input its schema gave back. */
+export interface ValidCall {
+  tool: ToolDefinition<any>;
+  input: Record<string, unknown>;
+}
+
+/** The valid call, or the denial of one that names no tool or does not fit its tool's schema. */
+export function validateCall(name: string, rawInput: unknown): ValidCall | JudgedCall {
+  const parsed = parseToolCall(name, rawInput);
+  if (parsed.ok) return { tool: parsed.tool, input: parsed.input as Record<string, unknown> };
+  const rule = parsed.unknown ? 'baseline.unknown-tool' : 'tool.invalid-call';
+  return { verdict: { decision: { effect: 'deny', rule, scope: 'baseline', reason: parsed.error }, facts: noFacts(name, rawInput) }, invalid: parsed.error };
+}
+
+async function judgeValidCall(guard: Guard, valid: ValidCall, cwd?: string): Promise<JudgedCall> {
+  const { tool, input } = valid;
+  const base = cwd === undefined ? guard.worktree : path.resolve(guard.worktree, cwd);
+  try {
+    const verdict = await guard.decide({ tool: tool.name, kind: tool.kind, input, locations: tool.locations(input, base), cwd: base });
+    return { verdict, valid };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { verdict: { decision: { effect: 'deny', rule: 'baseline.guard-error', scope: 'baseline', reason: `the guard could not decide: ${message}` }, facts: noFacts(tool.name, input) } };
+  }
+}
+
+function noFacts(tool: string, rawInput: unknown): Verdict['facts'] {
+  const input = (rawInput !== null && typeof rawInput === 'object' ? rawInput : {}) as Record<string, unknown>;
+  return { tool, input, commands: [], paths: [], problems: [] };
+}
+
+/** What a pipeline needs from its run, made once. */
+export interface PipelineSite {
+  guard: Guard;
+  approver: Approver;
+  hooks: HooksConfig | undefined;
+  /** Where hooks run, for a call that may be interrupted by `signal`. */
+  hookSite(signal: AbortSignal): HookSite;
+  ticketId: string;
+  /** A hook script (relative path) whose content changed since the run started, or null. */
+  changedHookScript(): string | null;
+  /** Hooks that failed without blocking (an exit code other than 0 and 2, a timeout). */
+  onBrokenHook(event: HookEvent, command: string, what: string): void;
+  emit: EmitEvent;
+}
+
+/** One call on its way through the phases. */
+interface Call {
+  step: number;
+  use: ToolUse;
+  signal: AbortSignal;
+  valid?: ValidCall;
+  started: number;
+  judged?: JudgedCall;
+  /** Set by the phase that decided; an ask stays an ask until the approver answers. */
+  decision?: Decision;
+  /** A PreToolUse hook's "ask", which tightens an allow. */
+  hookAsk?: string;
+  answer?: ApprovalAnswer;
+  output?: ToolOutput;
+  /** Refused or cut short: no later phase runs. */
+  ended?: boolean;
+}
+
+type Phase = (call: Call, context: ToolContext) => Promise<void>;
+
+export interface CallPipeline {
+  run(use: ToolUse, step: number, context: ToolContext): Promise<ToolOutput>;
+  /** Runs the hooks of an event outside a call (Stop). */
+  hooks(event: HookEvent, payload: HookPayload, signal: AbortSignal, step: number): Promise<HookOutcome>;
+  /** Denied or refused calls in a row; an allowed call resets it, an invalid one (a model's slip) counts neither way. */
+  readonly refusalsInARow: number;
+  readonly calls: number;
+  readonly denied: CallRecord[];
+  /** Every ask, with its answer. */
+  readonly asked: CallRecord[];
+}
+
+export function createCallPipeline(site: PipelineSite): CallPipeline {
+  const { emit } = site;
+  const denied: CallRecord[] = [];
+  const asked: CallRecord[] = [];
+  let calls = 0;
+  let refusalsInARow = 0;
+
+  const hooks = async (event: HookEvent, payload: HookPayload, signal: AbortSignal, step: number): Promise<HookOutcome> => {
+    if (!hasHooksFor(site.hooks, event, payload.tool_name)) return { blocked: false, reason: '', runs: [] };
+    const changed = site.changedHookScript();
+    if (changed !== null) {
+      // Fail closed: a hook whose script was changed under it decides nothing, so it blocks.
+      const reason = `the hook script ${changed} changed during the run; corral no longer runs it and blocks what it would have judged`;
+      emit({ type: 'hook', step, event, command: changed, exitCode: null, timedOut: false, durationMs: 0, blocked: true, stderr: reason });
+      return { blocked: true, reason, runs: [] };
+    }
+    const outcome = await runHooks(site.hooks, event, payload, site.hookSite(signal));
+    for (const run of outcome.runs) {
+      emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2, stderr: run.stderr.slice(0, 2000) });
+      if (run.exitCode !== 0 && run.exitCode !== 2 && !signal.aborted) {
+        site.onBrokenHook(event, run.command, run.timedOut ? 'timed out and was killed' : run.exitCode === null ? 'could not run' : `exited ${run.exitCode}`);
+      }
+    }
+    return outcome;
+  };
+
+  /** The events of a call, each written when its phase ends. */
+  const note = (call: Call, what: 'start' | 'decision' | 'approval' | 'result'): void => {
+    const { step, use } = call;
+    switch (what) {
+      case 'start':
+        emit({ type: 'tool_call', step, id: use.id, tool: use.name, input: use.input });
+        return;
+      case 'decision':
+        emit({ type: 'decision', step, id: use.id, tool: use.name, ...call.decision!, ...decisionFacts(call.judged?.verdict) });
+        return;
+      case 'approval': {
+        const answer = call.answer!;
+        emit({ type: 'approval', step, id: use.id, tool: use.name, rule: call.decision!.rule, approved: answer.approved, by: answer.by, ...('scope' in answer ? { for: answer.scope } : {}) });
+        return;
+      }
+      case 'result': {
+        const output = call.output!;
+        const durationMs = Math.round(performance.now() - call.started);
+        emit({ type: 'tool_result', step, id: use.id, tool: use.name, isError: output.isError, bytes: Buffer.byteLength(output.content), durationMs });
+      }
+    }
+  };
+
+  const record = (call: Call, into: CallRecord[]): void => {
+    const answer = call.answer === undefined ? {} : { answer: answerName(call.answer) };
+    into.push({ step: call.step, tool: call.use.name, ...call.decision!, call: describeCall(call.use.name, call.use.input), ...answer });
+  };
+
+  /** Ends a call the policy refused: recorded, counted, and answered with the verdict. */
+  const refuse = (call: Call, into: CallRecord[]): void => {
+    record(call, into);
+    refusalsInARow += 1;
+    call.output = { content: refusalText(call.decision!), isError: true };
+    call.ended = true;
+  };
+
+  // 1. A call that names no tool or does not fit its schema is a model's slip, not a
+  // policy verdict: it is told what to fix, and the streak is left alone.
+  const validate: Phase = async (call) => {
+    const checked = validateCall(call.use.name, call.use.input);
+    if (!('verdict' in checked)) {
+      call.valid = checked;
+      return;
+    }
+    const invalid = checked;
+    call.judged = invalid;
+    call.decision = invalid.verdict.decision;
+    note(call, 'decision');
+    record(call, denied);
+    call.output = { content: invalid.invalid!, isError: true };
+    call.ended = true;
+  };
+
+  // 2. A hook runs first and can only tighten: passing it still leaves the guard to decide.
+  const preHooks: Phase = async (call) => {
+    const pre = await hooks('PreToolUse', { tool_name: call.use.name, tool_input: call.use.input }, call.signal, call.step);
+    // An interrupt kills a hook before it could block: the call must not run on its silence.
+    if (call.signal.aborted) call.decision = { effect: 'deny', rule: 'run.interrupted', scope: 'baseline', reason: 'the run was interrupted before the call could be judged' };
+    else if (pre.blocked) call.decision = { effect: 'deny', rule: 'hook.PreToolUse', scope: 'hook', reason: pre.reason };
+    else if (pre.ask !== undefined) call.hookAsk = pre.ask;
+    if (call.decision === undefined) return;
+    note(call, 'decision');
+    refuse(call, denied);
+  };
+
+  // 3. The guard, through the one judge every command shares.
+  const judge: Phase = async (call) => {
+    call.judged = await judgeValidCall(site.guard, call.valid!);
+    let decision = call.judged.verdict.decision;
+    // A hook that answers "ask" tightens an allow; it never loosens a deny.
+    if (call.hookAsk !== undefined && decision.effect === 'allow') decision = { effect: 'ask', rule: 'hook.PreToolUse', scope: 'hook', reason: call.hookAsk };
+    call.decision = decision;
+    note(call, 'decision');
+    if (decision.effect === 'deny') refuse(call, denied);
+  };
+
+  // 4. An ask goes to the approver, with the validated input.
+  const approve: Phase = async (call) => {
+    if (call.decision!.effect !== 'ask') return;
+    call.answer = await askApprover(site, call);
+    note(call, 'approval');
+    if (call.answer.approved) record(call, asked);
+    else refuse(call, asked);
+  };
+
+  // 5. Only now does anything run.
+  const execute: Phase = async (call, context) => {
+    refusalsInARow = 0;
+    if (call.signal.aborted) {
+      call.output = { content: 'The run was interrupted; the call was not run.', isError: true };
+      call.ended = true;
+      return;
+    }
+    const { tool, input } = call.judged!.valid!;
+    const facts = call.judged!.verdict.facts;
+    try {
+      call.output = await tool.execute(input, staysInProcessGroup(facts) ? { ...context, staysInGroup: true } : context);
+    } catch (error) {
+      call.output = { content: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, isError: true };
+    }
+  };
+
+  // 6. PostToolUse hooks see the result; a blocking one adds its feedback to it.
+  const postHooks: Phase = async (call) => {
+    const output = call.output!;
+    const post = await hooks('PostToolUse', { tool_name: call.use.name, tool_input: call.use.input, tool_response: { output: output.content, is_error: output.isError } }, call.signal, call.step);
+    if (post.blocked) call.output = { ...output, content: `${output.content}\n\n[PostToolUse hook] ${post.reason}` };
+  };
+
+  const PHASES: readonly Phase[] = [validate, preHooks, judge, approve, execute, postHooks];
+
+  return {
+    async run(use, step, context) {
+      calls += 1;
+      const call: Call = { step, use, signal: context.signal, started: performance.now() };
+      note(call, 'start');
+      for (const phase of PHASES) {
+        await phase(call, context);
+        if (call.ended) break;
+      }
+      note(call, 'result');
+      return call.output!;
+    },
+    hooks,
+    get refusalsInARow() {
+      return refusalsInARow;
+    },
+    get calls() {
+      return calls;
+    },
+    denied,
+    asked,
+  };
+}
+
+async function askApprover(site: PipelineSite, call: Call): Promise<ApprovalAnswer> {
+  const facts = call.judged!.verdict.facts;
+  try {
+    return await site.approver.ask(
+      {
+        ticketId: site.ticketId,
+        step: call.step,
+        tool: call.use.name,
+        input: call.judged!.valid!.input,
+        decision: call.decision!,
+        commands: facts.commands.map((command) => command.argv),
+        paths: facts.paths.flatMap((fact) => (fact.path === null ? [] : [fact.path])),
+        worktree: site.guard.worktree,
+      },
+      call.signal,
+    );
+  } catch {
+    // An approver that fails (the terminal went away) never approves.
+    return { approved: false, by: 'person' };
+  }
+}
+
+function answerName(answer: ApprovalAnswer): NonNullable<CallRecord['answer']> {
+  if (answer.by === 'remembered') return 'remembered';
+  if (answer.approved) return answer.scope === 'run' ? 'always' : 'yes';
+  return answer.by === 'person' ? 'no' : answer.by;
+}
+
+/** The parsed commands and resolved paths a decision was made from, as the trace records them. */
+function decisionFacts(verdict: Verdict | undefined): { commands: string[][]; paths: string[] } {
+  if (verdict === undefined) return { commands: [], paths: [] };
+  return {
+    commands: verdict.facts.commands.map((command) => command.argv),
+    paths: verdict.facts.paths.map((fact) => `${fact.access} ${fact.path ?? `${fact.given} (unknown)`}`),
+  };
+}

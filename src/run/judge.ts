@@ -1,0 +1,83 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { findAddedSecrets, type SecretValue } from '../text/redact.js';
+import { decideStatus, type Outcome, type RunStatus } from '../trace/outcome.js';
+import type { FenceVerdict } from '../trace/records.js';
+import { listChanges, snapshotWorktree } from '../workspace/changes.js';
+import { checkFence, type FenceResult } from '../workspace/fence.js';
+import { commitToBranch, diffSnapshot } from '../workspace/keep.js';
+import type { Run } from './prepare.js';
+import type { RunWorkspace } from './workspace-stage.js';
+
+/** The run judged: its status, and what of its work was kept where. */
+export interface Judgement {
+  status: RunStatus;
+  reason: string;
+  changes: FenceVerdict[];
+  /** How the host repository differs from before the run; empty when it does not. */
+  hostChanges: string[];
+  patch?: string;
+  branch?: string;
+}
+
+/**
+ * Keeps the agent's work whatever happened: reads the fence, writes the patch (with any
+ * secret value redacted), and commits a passed run to its branch. A workspace that was
+ * never made has nothing to judge: the outcome alone decides.
+ */
+export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome): Promise<Judgement> {
+  const workspace = await pending.ready.catch(() => undefined);
+  if (workspace === undefined) return { ...decideStatus(outcome, { ok: true, verdicts: [] }, run.ticket), changes: [], hostChanges: [] };
+  const { ticket, runId } = run;
+  let fence: FenceResult = { ok: true, verdicts: [] };
+  let hostChanges: string[] = [];
+  let patch: string | undefined;
+  try {
+    // The host's state is read beside the snapshot: one is the host repository, the other
+    // the worktree, and the agent is done with both.
+    const hostChanged = workspace.hostChanges();
+    hostChanged.catch(() => undefined);
+    const snapshot = await snapshotWorktree(workspace.worktree);
+    try {
+      const changes = await listChanges(snapshot);
+      fence = checkFence(changes, ticket.allow, ticket.forbid);
+      run.emit({ type: 'fence', ok: fence.ok, verdicts: fence.verdicts });
+      // No change against the base is an empty patch: no git process needed to say so.
+      const bytes = changes.length === 0 ? Buffer.alloc(0) : await diffSnapshot(snapshot);
+      const leaked = findAddedSecrets(bytes, run.secrets);
+      const patchFile = path.join(run.runDir, 'patch.diff');
+      await writeFile(patchFile, leaked ? leaked.redacted : bytes);
+      patch = patchFile;
+      hostChanges = await hostChanged;
+      run.emit({ type: 'host', ok: hostChanges.length === 0, differences: hostChanges });
+      const kept = { changes: fence.verdicts, hostChanges, patch };
+      if (leaked) {
+        return { status: 'fence_violated', reason: `the change contains ${describeSecrets(leaked.added, run.secrets)}; it was redacted in the patch and not committed`, ...kept };
+      }
+      let verdict = decideStatus(outcome, fence, ticket, hostChanges);
+      // A Ctrl-C while the result was being recorded still means interrupted: no branch.
+      if (verdict.status === 'passed' && run.options.interrupt.aborted) verdict = { status: 'interrupted', reason: 'interrupted' };
+      if (verdict.status !== 'passed') return { ...verdict, ...kept };
+      // The patch is written and the fence read: the worktree goes while the result is
+      // committed (in the host repository, from the snapshot's own index).
+      pending.release();
+      const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
+      const { branch } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1), { unchanged: changes.length === 0 });
+      return { ...verdict, ...kept, branch };
+    } finally {
+      await snapshot.dispose();
+    }
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    if (patch === undefined) pending.keep();
+    // An interruption stays an interruption even if recording then failed.
+    const status: RunStatus = outcome?.kind === 'interrupted' ? 'interrupted' : 'internal_error';
+    return { status, reason: `could not record the result: ${detail}`, changes: fence.verdicts, hostChanges, ...(patch ? { patch } : {}) };
+  }
+}
+
+/** "the value of NAME, the value of NAME as base64, a secret shaped like gitlab-pat". */
+function describeSecrets(found: string[], secrets: SecretValue[]): string {
+  const names = new Set(secrets.map(({ name }) => name));
+  return found.map((rule) => (names.has(rule.split(' ')[0]!) ? `the value of ${rule}` : `a secret shaped like ${rule}`)).join(', ');
+}

@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { BudgetMeter } from '../agent/budget.js';
+import { prepareModel } from '../agent/create-model.js';
+import type { Model } from '../agent/model.js';
+import { memoizeReplayLoads, type ReplayLoader } from '../agent/replay-model.js';
+import { createApprover, type Approver } from '../guard/approval/approver.js';
+import type { TerminalPrompt } from '../guard/approval/terminal-prompt.js';
+import { configDigest, defaultSettings, priceTable, type Settings } from '../config/settings.js';
+import type { PriceTable } from '../config/prices.js';
+import { UsageError } from '../errors.js';
+import { resolveCommit } from '../git/git.js';
+import { CORRAL_VERSION } from '../package.js';
+import { createRedactor, secretValues, type SecretValue } from '../text/redact.js';
+import type { Ticket } from '../ticket/types.js';
+import { fanOut, type EmitEvent } from '../trace/events.js';
+import { createTraceWriter } from '../trace/write.js';
+import { modelOf } from './preflight.js';
+
+export interface RunOptions {
+  /** Keep the worktree after the run and say where it is. */
+  keep: boolean;
+  /** Where run directories go; default `<repo>/.corral/runs`. */
+  runsDir?: string;
+  /** Aborted when the user interrupts. */
+  interrupt: AbortSignal;
+  onEvent?: EmitEvent;
+  /** The host process environment (API key for the model; pass-through names for tools). */
+  env: NodeJS.ProcessEnv;
+  /** Shown paths are relative to this directory. */
+  cwd: string;
+  now?: () => number;
+  /** The user and project config the ticket was loaded with; defaults when absent. */
+  settings?: Settings;
+  /** The terminal to ask a person on; absent, the run is unattended and every ask is refused. */
+  prompt?: TerminalPrompt;
+  /** How replay scripts are loaded; a command passes the one its ticket loader used, so no script is parsed twice. */
+  loadReplayScript?: ReplayLoader;
+}
+
+/** Everything a run's stages share, made once by `prepareRun`. */
+export interface Run {
+  ticket: Ticket;
+  settings: Settings;
+  options: RunOptions;
+  now: () => number;
+  startedAt: number;
+  runId: string;
+  runDir: string;
+  traceFile: string;
+  approvalsFile: string;
+  ticketRef: { id: string; file: string; title?: string };
+  model: Model;
+  modelId: string;
+  prices: PriceTable;
+  baseCommit: string;
+  /** The host's secret values: redacted from the trace and the patch, and looked for in the change. */
+  secrets: SecretValue[];
+  emit: EmitEvent;
+  meter: BudgetMeter;
+  approver: Approver;
+  /** Said once each, in the summary and the JSON report. */
+  warnings: string[];
+}
+
+export function makeRunId(ticketId: string, now: number): string {
+  const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').replace('T', '-');
+  return `${ticketId}-${stamp}-${randomBytes(2).toString('hex')}`;
+}
+
+/**
+ * The first stage: the model, the base commit, the run directory and its trace. The
+ * ticket comes from `loadTickets`, with its config applied and its preflight passed, so
+ * nothing here checks it again.
+ */
+export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<Run> {
+  const now = options.now ?? Date.now;
+  const startedAt = now();
+  const shownFile = path.relative(options.cwd, ticket.file) || ticket.file;
+  const settings = options.settings ?? defaultSettings();
+  const modelId = modelOf(ticket);
+  const loadScript = options.loadReplayScript ?? memoizeReplayLoads();
+  const model = await prepareModel(modelId, options.env, options.cwd, settings.modelApi, loadScript);
+  const baseCommit = ticket.baseCommit ?? (await resolveCommit(ticket.repo, ticket.base));
+  if (!baseCommit) throw new UsageError(`${shownFile}: base ${ticket.base} does not resolve to a commit in ${ticket.repo}`);
+
+  const runId = makeRunId(ticket.id, startedAt);
+  const runDir = path.join(options.runsDir ?? path.join(ticket.repo, '.corral', 'runs'), runId);
+  await mkdir(runDir, { recursive: true });
+  if (!options.runsDir) await writeFile(path.join(ticket.repo, '.corral', '.gitignore'), '# run records of corral; never committed\n*\n');
+  const secrets = secretValues(options.env);
+  const redact = createRedactor(secrets);
+  const traceFile = path.join(runDir, 'trace.jsonl');
+  const emit = fanOut(createTraceWriter(traceFile, runId, ticket.id, redact, now), options.onEvent ?? (() => undefined));
+  const ticketRef = { id: ticket.id, file: ticket.file, ...(ticket.title ? { title: ticket.title } : {}) };
+  emit({ type: 'run_start', runId, ticket: ticketRef, model: modelId, runDir, corral: CORRAL_VERSION, configDigest: configDigest(settings, ticket) });
+  const approvalsFile = path.join(runDir, 'approvals-needed.yaml');
+  return {
+    ticket,
+    settings,
+    options,
+    now,
+    startedAt,
+    runId,
+    runDir,
+    traceFile,
+    approvalsFile,
+    ticketRef,
+    model,
+    modelId,
+    prices: priceTable(settings),
+    baseCommit,
+    secrets,
+    emit,
+    meter: new BudgetMeter(ticket.budget, startedAt, now),
+    approver: createApprover({ ...(options.prompt ? { prompt: options.prompt } : {}), approvalsFile, redact }),
+    warnings: [],
+  };
+}

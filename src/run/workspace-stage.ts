@@ -1,0 +1,216 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Guard } from '../guard/guard.js';
+import { createSandbox, type Sandbox } from '../guard/sandbox/sandbox.js';
+import { resourceStack } from '../proc/disposable-stack.js';
+import { trackLeftover } from '../proc/leftovers.js';
+import { findSubreaper, NO_SUBREAPER_WARNING } from '../proc/subreaper.js';
+import type { ToolContext } from '../tools/types.js';
+import { hostDifferences, recordHostState, type HostState } from '../workspace/host-integrity.js';
+import { createWorktree, releaseWorktree, removeWorktree, runTempDirOf, type Worktree } from '../workspace/worktree.js';
+import { createCallPipeline, type CallPipeline } from './call-pipeline.js';
+import type { CommandSite } from './checks.js';
+import type { Run } from './prepare.js';
+import { buildToolEnv } from './tool-env.js';
+
+const OUTPUT_CAP = 30_000;
+
+/** What the agent works in: made once per run, released once, in reverse order. */
+export interface Workspace {
+  worktree: Worktree;
+  /** The host repository as it was before the worktree was made. */
+  hostBefore: HostState;
+  sandbox: Sandbox;
+  guard: Guard;
+  pipeline: CallPipeline;
+  /** Where setup and checks run. */
+  commands: CommandSite;
+  toolContext(signal: AbortSignal): ToolContext;
+  /** From now on the agent's commands see the worktree's secret files as empty. */
+  maskSecrets(): void;
+  /** How the host repository differs from `hostBefore`; empty when it does not. */
+  hostChanges(): Promise<string[]>;
+}
+
+/**
+ * The workspace of a run, being made while the model reads the task: `ready` once made,
+ * `failed` aborted if that fails. Disposing it waits for the making to end either way and
+ * then releases what was made: the worktree (removed, or kept and unlocked), the temp dir.
+ * A release that fails becomes one of the run's warnings; it never hides the result.
+ */
+export interface RunWorkspace extends AsyncDisposable {
+  ready: Promise<Workspace>;
+  failed: AbortSignal;
+  /** Starts removing the worktree: the patch is written and nothing more is read from it. */
+  release(): void;
+  /** The patch could not be written, so the worktree is the only copy of the work: it stays. */
+  keep(): void;
+  /** Where the worktree stays after the run, if it does. */
+  readonly kept: string | undefined;
+}
+
+export function openWorkspace(run: Run): RunWorkspace {
+  const stack = resourceStack();
+  const failure = new AbortController();
+  let made: Worktree | undefined;
+  let keep = run.options.keep;
+  let removal: Promise<void> | undefined;
+  const remove = (worktree: Worktree): Promise<void> =>
+    (removal ??= removeWorktree(worktree).catch((error: unknown) => void run.warnings.push(`could not remove the worktree ${worktree.dir}: ${String(error)}`)));
+  // Begun on the next turn of the event loop, after the first request has gone out:
+  // starting each git process blocks this thread while it forks.
+  const ready = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+    makeWorkspace(run, (worktree, tempDir) => {
+      made = worktree;
+      stack.defer(() => (keep ? releaseWorktree(worktree) : remove(worktree)));
+      // Like the worktree: gone even when a second Ctrl-C ends the process before this stack is released.
+      const forget = trackLeftover(() => rmSync(tempDir, { recursive: true, force: true }));
+      stack.defer(async () => {
+        await rm(tempDir, { recursive: true, force: true }).catch(() => run.warnings.push(`could not remove ${tempDir}`));
+        forget();
+      });
+    }),
+  );
+  const settled = ready.then(
+    () => undefined,
+    () => failure.abort(),
+  );
+  return {
+    ready,
+    failed: failure.signal,
+    release: () => {
+      if (made !== undefined && !keep) void remove(made);
+    },
+    keep: () => {
+      keep = true;
+      if (made !== undefined) run.warnings.push(`the worktree was kept because the patch could not be written: ${made.dir}`);
+    },
+    get kept() {
+      return keep ? made?.dir : undefined;
+    },
+    async [Symbol.asyncDispose]() {
+      await settled;
+      await stack.disposeAsync();
+    },
+  };
+}
+
+/** The worktree, temp dir, sandbox, guard and call pipeline, each registered for release as soon as it exists. */
+async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: string) => void): Promise<Workspace> {
+  const { ticket, settings, emit, options } = run;
+  // Which child subreaper ends the commands' processes without a sandbox is found (once
+  // per process) while the worktree is made, not after.
+  const reaperFound = ticket.sandbox === 'bwrap' ? undefined : findSubreaper();
+  // Side by side: making a worktree changes none of what the host state records (refs,
+  // HEAD, config, hooks, the host index), and nothing runs before both are done.
+  const [host, created] = await Promise.allSettled([recordHostState(ticket.repo), createWorktree(ticket.repo, run.baseCommit, ticket.id, { keep: options.keep })]);
+  if (created.status === 'rejected') throw created.reason;
+  const worktree = created.value;
+  // Named after the worktree, so that a killed run's temp dir goes with its worktree
+  // (corral clean, the next run).
+  const tempDir = runTempDirOf(worktree.dir);
+  made(worktree, tempDir);
+  if (host.status === 'rejected') throw host.reason;
+  const hostBefore = host.value;
+  emit({ type: 'worktree', dir: worktree.dir, baseCommit: run.baseCommit });
+  // mkdir fails on anything already there.
+  await mkdir(tempDir, { mode: 0o700 });
+  const env = buildToolEnv(options.env, ticket.env, tempDir);
+  // Loaded here, while the first request is out: the guard's shell analysis is the
+  // largest part of corral's code, and nothing before that request needs it.
+  const [{ hookScriptFiles }, { createGuard }] = await Promise.all([import('../guard/hook-scripts.js'), import('../guard/guard.js')]);
+  // Hooks run trusted and unsandboxed, so the scripts they name are kept from every
+  // writer: the guard denies the agent's writes, the sandbox binds them read-only, and a
+  // script that changes anyway is no longer run (the pipeline's hooks).
+  const hookScripts = await hookScriptFiles(settings.hooks, worktree.dir, env);
+  const hookDigests = digestFiles(hookScripts);
+  // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
+  // Read/Write/Edit run in corral, under the guard.
+  const sandbox = await createSandbox({
+    protectedFiles: hookScripts,
+    mode: ticket.sandbox,
+    worktree: worktree.dir,
+    tmpDir: tempDir,
+    network: ticket.network,
+    ...(env.HOME ? { home: env.HOME } : {}),
+    ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
+    readPaths: ticket.sandboxRead,
+    expose: ticket.sandboxExpose,
+  });
+  // Without a sandbox, what ends a command's processes is said too, and never silently missing.
+  const reaper = sandbox.containsProcesses ? undefined : await (reaperFound ?? findSubreaper());
+  const sandboxWarnings = [sandbox.warning, reaper?.kind === 'none' ? `${NO_SUBREAPER_WARNING} (${reaper.reason})` : undefined].filter((w): w is string => w !== undefined);
+  run.warnings.push(...sandboxWarnings);
+  emit({
+    type: 'sandbox',
+    kind: sandbox.kind,
+    network: sandbox.network,
+    ...(reaper ? { reaper: reaper.kind } : {}),
+    ...(sandboxWarnings.length > 0 ? { warning: sandboxWarnings.join('; ') } : {}),
+  });
+  const guard = createGuard({
+    worktree: worktree.dir,
+    tmpDir: tempDir,
+    env,
+    ticket,
+    layers: settings.policyLayers,
+    hookScripts,
+    sandbox: { kind: sandbox.kind, network: sandbox.network },
+    exposed: ticket.sandboxExpose,
+  });
+  emit({ type: 'policy', rules: guard.policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope })), defaultEffect: guard.policy.defaultEffect });
+  const brokenHooks = new Set<string>();
+  const pipeline = createCallPipeline({
+    guard,
+    approver: run.approver,
+    hooks: settings.hooks,
+    hookSite: (signal) => ({ sessionId: run.runId, transcriptPath: run.traceFile, cwd: worktree.dir, env, signal }),
+    ticketId: ticket.id,
+    changedHookScript: () => {
+      const digests = digestFiles(hookScripts);
+      const changed = hookScripts.find((file) => digests.get(file) !== hookDigests.get(file));
+      return changed === undefined ? null : path.relative(worktree.dir, changed);
+    },
+    onBrokenHook: (event, command, what) => {
+      const warning = `${event} hook \`${command}\` ${what}; the run went on without it`;
+      if (!brokenHooks.has(warning)) run.warnings.push(warning);
+      brokenHooks.add(warning);
+    },
+    emit,
+  });
+  const workspace: Workspace = {
+    worktree,
+    hostBefore,
+    sandbox,
+    guard,
+    pipeline,
+    commands: { cwd: worktree.dir, env, outputCap: OUTPUT_CAP, sandbox },
+    toolContext: (signal) => ({ worktree: worktree.dir, env, signal, outputCap: OUTPUT_CAP, bashTimeoutMs: 2 * 60_000, bashMaxTimeoutMs: 10 * 60_000, sandbox }),
+    maskSecrets: () => {
+      // Setup is the ticket author's and sees the worktree's secrets; the agent's commands
+      // and the checks (which run the agent's code) see them as empty.
+      const { masked, exposed } = sandbox.maskSecrets();
+      emit({ type: 'secrets_masked', masked: [...masked], exposed: [...exposed] });
+      if (exposed.length > 0) run.warnings.push(`exposed to the agent by sandbox.expose: ${exposed.join(', ')}`);
+    },
+    hostChanges: async () => hostDifferences(hostBefore, await recordHostState(ticket.repo, hostBefore)),
+  };
+  // Without setup, the agent's phase begins as soon as the workspace is there.
+  if (ticket.setup.length === 0) workspace.maskSecrets();
+  return workspace;
+}
+
+/** The sha256 of each file, or '' for one that cannot be read (gone, replaced by a folder). */
+function digestFiles(files: string[]): Map<string, string> {
+  return new Map(
+    files.map((file) => {
+      try {
+        return [file, createHash('sha256').update(readFileSync(file)).digest('hex')];
+      } catch {
+        return [file, ''];
+      }
+    }),
+  );
+}

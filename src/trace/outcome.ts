@@ -1,0 +1,114 @@
+import { EXIT } from '../errors.js';
+import type { BudgetKind, FenceVerdict } from './records.js';
+
+// How a run ended, and the one place its status and exit code are chosen from that.
+
+/** How a run ended before its result was judged against the fence. */
+export type Outcome =
+  | { kind: 'finished'; finalText: string }
+  | { kind: 'checks_failed'; finalText: string; rounds: number }
+  | { kind: 'budget_exhausted'; exceeded: { which: BudgetKind; detail: string }; finalText: string }
+  | { kind: 'refused'; finalText: string }
+  | { kind: 'blocked'; reason: string; finalText: string }
+  | { kind: 'model_error'; message: string; finalText: string }
+  | { kind: 'interrupted'; finalText: string }
+  | { kind: 'setup_failed'; reason: string }
+  | { kind: 'internal_error'; reason: string }
+  | { kind: 'not_started'; reason: string }
+  | undefined;
+
+export type RunStatus =
+  | 'passed'
+  | 'failed'
+  | 'fence_violated'
+  | 'budget_exhausted'
+  | 'blocked'
+  | 'refused'
+  | 'model_error'
+  | 'interrupted'
+  | 'internal_error';
+
+export function exitCodeOf(status: RunStatus): number {
+  switch (status) {
+    case 'passed':
+      return EXIT.passed;
+    case 'failed':
+      return EXIT.failed;
+    case 'fence_violated':
+      return EXIT.fence_violated;
+    case 'budget_exhausted':
+      return EXIT.budget_exhausted;
+    case 'blocked':
+      return EXIT.blocked;
+    case 'refused':
+      return EXIT.refused;
+    case 'model_error':
+      return EXIT.model_error;
+    case 'interrupted':
+      return EXIT.interrupted;
+    case 'internal_error':
+      return EXIT.internal;
+  }
+}
+
+// Most severe first: what a batch of runs exits with. Interruption and broken input or
+// internals come before outcomes; among outcomes a breached fence is the worst news.
+const SEVERITY = [
+  EXIT.interrupted,
+  EXIT.internal,
+  EXIT.usage,
+  EXIT.fence_violated,
+  EXIT.model_error,
+  EXIT.refused,
+  EXIT.blocked,
+  EXIT.budget_exhausted,
+  EXIT.failed,
+  EXIT.passed,
+] as const;
+
+/** Position in SEVERITY; a code not in it ranks with internal error, as it means something broke. */
+function severityRank(code: number): number {
+  const i = (SEVERITY as readonly number[]).indexOf(code);
+  return i === -1 ? 1 : i;
+}
+
+export function mostSevereExitCode(codes: number[]): number {
+  let best = EXIT.passed as number;
+  for (const code of codes) if (severityRank(code) < severityRank(best)) best = code;
+  return best;
+}
+
+/** The run's status: a breached fence beats every outcome but an interruption or a bug. */
+export function decideStatus(outcome: Outcome, fence: { ok: boolean; verdicts: FenceVerdict[] }, ticket: { allowEmpty: boolean }, hostChanges: string[] = []): { status: RunStatus; reason: string } {
+  if (!outcome) return { status: 'internal_error', reason: 'the run ended before the agent started' };
+  if (outcome.kind === 'interrupted') return { status: 'interrupted', reason: 'interrupted' };
+  if (outcome.kind === 'internal_error') return { status: 'internal_error', reason: outcome.reason };
+  if (hostChanges.length > 0) {
+    return { status: 'fence_violated', reason: `the host repository changed during the run: ${hostChanges.join('; ')}` };
+  }
+  if (!fence.ok) {
+    const bad = fence.verdicts.filter((v) => !v.allowed).map((v) => v.change.path);
+    return { status: 'fence_violated', reason: `changed ${bad.length} path(s) outside the fence: ${bad.join(', ')}` };
+  }
+  switch (outcome.kind) {
+    case 'setup_failed':
+      return { status: 'failed', reason: outcome.reason };
+    case 'not_started':
+      return { status: 'blocked', reason: outcome.reason };
+    case 'budget_exhausted':
+      return { status: 'budget_exhausted', reason: `budget exhausted: ${outcome.exceeded.which} (${outcome.exceeded.detail})` };
+    case 'refused':
+      return { status: 'refused', reason: 'the model refused the task' };
+    case 'blocked':
+      return { status: 'blocked', reason: `blocked by policy: ${outcome.reason}` };
+    case 'model_error':
+      return { status: 'model_error', reason: `model API failed: ${outcome.message}` };
+    case 'checks_failed':
+      return { status: 'failed', reason: `checks still failing after ${outcome.rounds} runs (${outcome.rounds - 1} sent back to the agent)` };
+    case 'finished':
+      if (fence.verdicts.length === 0 && !ticket.allowEmpty) {
+        return { status: 'failed', reason: 'the agent changed nothing (set allow_empty: true if that can be a pass)' };
+      }
+      return { status: 'passed', reason: 'checks passed and the fence held' };
+  }
+}
