@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { CORRAL_VERSION } from '../package.js';
 import { EXIT, formatProblem, InternalError, UsageError } from '../errors.js';
 import type { CliIo } from './io.js';
+import type { ReportingOptions } from './reporting.js';
 
 
 /**
@@ -22,6 +23,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .description('run tickets (files or folders): worktree, agent, checks, fence, summary')
     .argument('<tickets...>', 'ticket files (.yaml, .yml, .md), folders of them, or quoted globs')
     .option('--json', 'print JSON lines on stdout, nothing else: one object per ticket, then the totals')
+    .addOption(reporterOption())
     .option('-j, --jobs <n>', 'how many tickets run at once, each in its own worktree (default: the CPU count)')
     .option('--shard <i/n>', 'run only the i-th of n slices (by a stable hash of ticket ids), for a CI matrix')
     .option('--bail', 'start no new ticket after the first one that does not pass (running ones finish)')
@@ -111,6 +113,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .description('join the JSON reports of shards (`corral run --shard i/n --json`) into one summary, one JUnit file and one exit code')
     .argument('<reports...>', 'report files written by `corral run --json`')
     .option('--json', 'print the merged report as JSON lines: one object per ticket, then the totals')
+    .addOption(reporterOption())
     .option('--junit <file>', 'also write the merged JUnit XML report')
     .action(async (files: string[], options: import('./commands/report.js').ReportMergeOptions) => {
       const { reportMergeCommand } = await import('./commands/report.js');
@@ -149,6 +152,16 @@ function sandboxOption(): Option {
   return new Option('--sandbox <kind>', 'judge as if commands ran in this sandbox (default: what a run gets on this machine)').choices(['bwrap', 'none']);
 }
 
+/**
+ * `--reporter <name>`, repeatable as vitest's. The names are checked when the command
+ * runs, by the registry that knows them, so this module loads none of the reporters.
+ */
+function reporterOption(): Option {
+  return new Option('--reporter <name>', 'how to report the batch: terminal, live, json, junit, github; again for more (default: chosen for where corral runs)').argParser(
+    (name: string, previous: string[] | undefined) => [...(previous ?? []), name],
+  );
+}
+
 export interface ConfigOptions {
   ticket?: string;
   json?: boolean;
@@ -158,13 +171,11 @@ export interface TraceOptions {
   json?: boolean;
 }
 
-export interface RunCommandOptions {
-  json?: boolean;
+export interface RunCommandOptions extends ReportingOptions {
   jobs?: string;
   shard?: string;
   bail?: boolean;
   maxUsd?: string;
-  junit?: string;
   unattended?: boolean;
   keep?: boolean;
   model?: string;

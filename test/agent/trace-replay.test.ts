@@ -10,7 +10,6 @@ import { replayDecisions } from '../../src/run/replay-decisions.js';
 import { describeCall } from '../../src/text/describe-call.js';
 import { tempDir } from '../support/repo.js';
 
-
 const request = (): ModelRequest => ({ system: 's', tools: [], maxTokens: 100, signal: new AbortController().signal, messages: [{ role: 'user', content: 'task' }] });
 
 const usage = (n: number) => ({ inputTokens: n, outputTokens: n + 1, cacheReadTokens: n + 2, cacheWriteTokens: n + 3 });

@@ -138,6 +138,10 @@ describe('shards', () => {
     expect(xml).toContain('tests="9"');
     expect(xml).toContain('failures="1"');
 
+    // The same reporters as a run's: named, json alone prints what --json does.
+    const named = await runCli(['report', 'merge', ...files, '--reporter', 'json'], { cwd: repo });
+    expect(named.stdout).toBe(merged.stdout);
+
     const table = await runCli(['report', 'merge', ...files], { cwd: repo, env: { NO_COLOR: '1' } });
     expect(table.stdout).toContain('corral: 9 tickets · 1 failed, 8 passed');
     expect(table.stdout).toMatch(/✘ FAILED\s+broken/);
@@ -174,6 +178,34 @@ describe('outcomes of a batch', () => {
     expect(run.stderr).toMatch(/^\[good\] step 1/m);
     expect(run.stdout).toContain('corral: 3 tickets · 1 fence violated, 1 failed, 1 passed');
     expect(run.stdout.indexOf('corral: 3 tickets')).toBeGreaterThan(run.stdout.lastIndexOf('trace'));
+  }, 180_000);
+
+  it('--reporter json --reporter junit: JSON lines on stdout, the JUnit file, and none of the defaults', async () => {
+    const repo = repoWithTickets({ fine: {}, flunks: { check: 'false' } });
+    const summary = path.join(tempDir('corral-gh-'), 'summary.md');
+    // Under GitHub Actions the defaults would add annotations and a step summary; named reporters replace them.
+    const env = { NO_COLOR: '1', CI: 'true', GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: repo, GITHUB_STEP_SUMMARY: summary };
+    const run = await runCli(['run', 'tickets', '--reporter', 'json', '--reporter', 'junit', '--junit', 'out.xml'], { cwd: repo, env });
+    expect(run.exitCode, run.stderr).toBe(1);
+    const { tickets, totals } = jsonLines(run.stdout);
+    expect(Object.fromEntries(tickets.map((t) => [t.ticket.id, t.status]))).toEqual({ fine: 'passed', flunks: 'failed' });
+    expect(totals).toMatchObject({ tickets: 2, byStatus: { passed: 1, failed: 1 }, exitCode: 1 });
+    const xml = readFileSync(path.join(repo, 'out.xml'), 'utf8');
+    expect(await junitProblems(xml)).toEqual([]);
+    expect(xml).toMatch(/<testsuites name="corral" tests="2" failures="1" errors="0" skipped="0"/);
+    expect(xml).toMatch(/<testcase name="flunks"[^>]*>\n\s*<properties>[\s\S]*<failure type="failed"/);
+    // No terminal reporter: no progress lines; no github reporter: no annotations, no step summary.
+    expect(run.stderr).toBe('');
+    expect(existsSync(summary)).toBe(false);
+
+    // A misspelt name is refused before anything runs.
+    const typo = await runCli(['run', 'tickets', '--reporter', 'jsno'], { cwd: repo, env: { NO_COLOR: '1', CI: 'true' } });
+    expect(typo.exitCode).toBe(64);
+    expect(typo.stderr).toContain('--reporter "jsno": no such reporter; did you mean json?');
+    expect(typo.stdout).toBe('');
+    const junitWithoutFile = await runCli(['run', 'tickets', '--reporter', 'junit'], { cwd: repo, env: { NO_COLOR: '1', CI: 'true' } });
+    expect(junitWithoutFile.exitCode).toBe(64);
+    expect(junitWithoutFile.stderr).toContain('--junit <file>');
   }, 180_000);
 
   it('--bail starts no new ticket after the first failure and lets the running one finish', async () => {

@@ -4,7 +4,6 @@ import { UsageError } from '../../errors.js';
 import { loadTickets } from '../../run/load-tickets.js';
 import { toJsonReport } from '../../report/json.js';
 import { createRedactor, secretValues } from '../../text/redact.js';
-import { chooseChalk } from '../../report/style.js';
 import { runTicket } from '../../run/run-ticket.js';
 import { internalErrorResult } from '../../trace/result.js';
 import { modelOf } from '../../run/preflight.js';
@@ -14,11 +13,10 @@ import { createTerminalPrompt, type TerminalPrompt } from '../../guard/approval/
 import { scheduleBatch } from '../../batch/schedule.js';
 import { inShard, parseShard } from '../../batch/shard.js';
 import { skippedReport, sortTicketReports, totalsOf, type TicketReport } from '../../report/batch-report.js';
-import { createBatchOutput } from '../../report/batch-output.js';
-import { checkJunitTarget, writeBatchArtifacts } from '../../report/batch-artifacts.js';
 import { EXIT } from '../../errors.js';
 import { interruptOnSignals } from '../interrupt.js';
 import { isCi } from '../ci.js';
+import { openReporters, readReporting } from '../reporting.js';
 import type { CliIo } from '../io.js';
 import type { RunCommandOptions } from '../main.js';
 
@@ -31,8 +29,7 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
   const jobs = options.jobs === undefined ? availableParallelism() : parseCount('--jobs', options.jobs);
   const shard = options.shard === undefined ? undefined : parseShard(options.shard);
   const maxUsd = options.maxUsd === undefined ? undefined : parseUsd(options.maxUsd);
-  const junit = options.junit === undefined ? undefined : path.resolve(cwd, options.junit);
-  if (junit) await checkJunitTarget(junit, options.junit!);
+  const reporting = await readReporting(options, cwd);
   const model = options.model && isReplayModel(options.model) ? replayModelId(path.resolve(cwd, replayScriptPath(options.model))) : options.model;
   // One loader for the command: each replay script is read and checked once, by the ticket loader, and then played.
   const loadReplayScript = memoizeReplayLoads();
@@ -47,25 +44,14 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
 
   // What corral prints is redacted like its trace: by the host's secret values and by key shape.
   const redact = createRedactor(secretValues(io.env));
-  const ci = isCi(io.env);
-  const output = createBatchOutput({
-    stdout: io.stdout,
-    stderr: io.stderr,
-    out: chooseChalk(io.env, io.stdout.isTTY),
-    err: chooseChalk(io.env, io.stderr.isTTY),
-    json: Boolean(options.json),
-    live: runs.length > 1 && !ci && io.stderr.isTTY === true,
-    // The table for a batch, and for a shard that got no ticket (so its log says so).
-    batch: runs.length !== 1,
-    cwd,
-    redact,
-  });
-  const interrupt = io.interrupt ? { signal: io.interrupt, dispose() {} } : interruptOnSignals((line) => output.notice(line));
+  const reporters = openReporters(reporting, runs.length, io, cwd, redact);
+  const interrupt = io.interrupt ? { signal: io.interrupt, dispose() {} } : interruptOnSignals((line) => reporters.notice(line));
   // One terminal for every run of this command; nobody to ask means every ask is refused.
-  const prompt = isAttended(options, io) ? promptAboveLiveView(createTerminalPrompt(io.stdin, io.stderr), output.prompting) : undefined;
+  const prompt = isAttended(options, io) ? promptAboveLiveView(createTerminalPrompt(io.stdin, io.stderr), reporters.prompting) : undefined;
   const reports: TicketReport[] = [];
   const startedAt = Date.now();
   try {
+    reporters.onBatchStart({ tickets: runs.length, merged: false });
     await scheduleBatch(
       runs.map((run) => ({ id: run.ticket.id, ...(run.budgetUsd === undefined ? {} : { budgetUsd: run.budgetUsd }), run })),
       {
@@ -74,7 +60,7 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
         ...(maxUsd === undefined ? {} : { maxUsd }),
         signal: interrupt.signal,
         run: async ({ run: { ticket, settings } }) => {
-          output.started(ticket.id);
+          reporters.onRunStart(ticket.id);
           const ticketStartedAt = Date.now();
           const result = await runTicket(ticket, {
             keep: Boolean(options.keep),
@@ -85,37 +71,36 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
             interrupt: interrupt.signal,
             env: io.env,
             cwd,
-            onEvent: (event) => output.event(ticket.id, event),
+            onEvent: (event) => reporters.onEvent(ticket.id, event),
           }).catch((error: unknown) => {
             // Bad input found only now (a base gone since the tickets were checked) stays exit 64.
             if (error instanceof UsageError) throw error;
             // A bug or a failing machine, not an outcome: said on stderr too, and the batch goes on.
-            output.notice(redact(`[${ticket.id}] internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
+            reporters.notice(redact(`[${ticket.id}] internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
             return internalErrorResult(ticket, model ?? modelOf(ticket), error, Date.now() - ticketStartedAt);
           });
           const report = toJsonReport(result, redact);
           reports.push(report);
-          output.finished(result, report);
+          reporters.onRunEnd(result, report);
           return { failed: result.exitCode !== EXIT.passed, costUsd: result.costUsd };
         },
         skip: ({ run: { ticket } }, cause, reason) => {
           const report = skippedReport(ticket, cause, reason);
           reports.push(report);
-          output.skipped(report);
+          reporters.onSkipped(report);
         },
       },
     );
   } finally {
     prompt?.close();
     interrupt.dispose();
-    output.close();
+    reporters.close();
   }
   const report = {
     tickets: sortTicketReports(reports),
     totals: totalsOf(reports, Date.now() - startedAt, shard ? [shard] : [], interrupt.signal.aborted ? [EXIT.interrupted] : []),
   };
-  output.end(report);
-  await writeBatchArtifacts(report, { junit, env: io.env, cwd, stdout: options.json ? io.stderr : io.stdout });
+  await reporters.onBatchEnd(report);
   return report.totals.exitCode;
 }
 
