@@ -6,29 +6,15 @@ import { classify, containedBySandbox, filesUnder } from './facts.js';
 import { HIDDEN_SKIPPED } from './commands/search.js';
 import { whitelistingIgnoreFile } from './paths/ignore-files.js';
 import { resolvePhysical } from './paths/resolve.js';
+import type { BuiltInRule } from '../policy/rule-ids.js';
 
 /** One finding of the baseline's hard limits, with the rule id the decision names. */
 export interface Finding {
   effect: 'deny' | 'ask';
-  rule: string;
+  rule: BuiltInRule;
   reason: string;
 }
 
-/** The hard limits, documented in docs/guard.md; each id is what a decision reports. */
-export const BASELINE_RULES: Record<string, string> = {
-  'baseline.secrets': 'no secret (.env files but not templates such as .env.example, keys, cloud and package-registry credentials, a process environment) is read by any route',
-  'baseline.write-outside': 'nothing is written outside the worktree except the run\'s private temp dir',
-  'baseline.git-metadata': 'nothing is written into a .git directory or the worktree\'s git metadata, and git config is never changed',
-  'baseline.git-owned': 'the harness owns git: no push, fetch, reset --hard, clean, branch switching or ref changes, worktrees, remotes, tags, stash, or per-call git config',
-  'baseline.privilege': 'no privilege changes: sudo, doas, su, chroot, set-user-id bits',
-  'baseline.recursive-permissions': 'no recursive chmod, chown or chgrp',
-  'baseline.device-write': 'no writes to devices, no disk or mount tools',
-  'baseline.broad-kill': 'no killing of every process, a process group, init, or processes by name',
-  'baseline.download-exec': 'nothing downloaded is run: a download and an interpreter in one call',
-  'baseline.unanalysable': 'what cannot be analysed (eval, a computed command name or path, a parse error, an unknown construct) is asked, never allowed',
-  'baseline.unknown-tool': 'a tool corral does not know is denied',
-  'baseline.guard-error': 'a call the guard fails to decide (an internal error) is denied',
-};
 
 export interface Fence {
   allow: string[];
@@ -59,7 +45,7 @@ export function baselineFindings(facts: CallFacts, site: CallSite, judge: FenceJ
 
 /** The fence at the moment of writing: forbid beats allow. Returns why a relative path may not be written, or null. */
 /** Why a relative path may not be written (`whole`: a folder written with all under it), or null. */
-export type FenceJudge = (relative: string, whole?: boolean) => { rule: string; reason: string } | null;
+export type FenceJudge = (relative: string, whole?: boolean) => { rule: BuiltInRule; reason: string } | null;
 
 /** The fence compiled once per guard: forbid beats allow. */
 export function fenceJudge(fence: Fence): FenceJudge {

@@ -4,6 +4,7 @@ import { conditionContext, conditionHolds, type TicketContext } from './rules/ex
 import { commandMatches, pathMatcher, patternMatches } from './rules/patterns.js';
 import type { Decision, PatternRule, Policy, Rule, Scope } from '../policy/types.js';
 import type { Effect } from '../trace/records.js';
+import type { BuiltInRule } from '../policy/rule-ids.js';
 
 export type { Decision } from '../policy/types.js';
 export type { Effect } from '../trace/records.js';
@@ -69,7 +70,7 @@ export function decide(facts: CallFacts, context: DecideContext): Decision {
   if (coverage.uncovered === null) return toDecision(coverage.by);
   return {
     effect: policy.defaultEffect,
-    rule: 'default',
+    rule: 'default' satisfies BuiltInRule,
     scope: 'default',
     reason: `${coverage.uncovered}; no rule allows it, so the default (${policy.defaultEffect}) applies`,
   };
@@ -93,12 +94,12 @@ interface Coverage {
   by: Match;
 }
 
-const READ_ONLY: Match = { effect: 'allow', rule: 'baseline.read-only', scope: 'baseline', reason: 'it only reads and lists inside the worktree' };
-const FENCED_WRITE: Match = { effect: 'allow', rule: 'baseline.fenced-write', scope: 'baseline', reason: "it only reads inside the worktree and writes inside the ticket's allow globs" };
-const CHECKS: Match = { effect: 'allow', rule: 'ticket.checks', scope: 'ticket', reason: "it runs the ticket's own checks" };
+const READ_ONLY: Match = { effect: 'allow', rule: 'baseline.read-only' satisfies BuiltInRule, scope: 'baseline', reason: 'it only reads and lists inside the worktree' };
+const FENCED_WRITE: Match = { effect: 'allow', rule: 'baseline.fenced-write' satisfies BuiltInRule, scope: 'baseline', reason: "it only reads inside the worktree and writes inside the ticket's allow globs" };
+const CHECKS: Match = { effect: 'allow', rule: 'ticket.checks' satisfies BuiltInRule, scope: 'ticket', reason: "it runs the ticket's own checks" };
 const CONTAINED: Match = {
   effect: 'allow',
-  rule: 'sandbox.contained',
+  rule: 'sandbox.contained' satisfies BuiltInRule,
   scope: 'baseline',
   reason: 'it runs in the bubblewrap sandbox without network, which confines what it does to the worktree and private dirs; the fence judges the result',
 };

@@ -14,6 +14,7 @@ import type { Policy } from '../policy/types.js';
 import type { PolicyFile } from '../policy/schema.js';
 import { analyseScript } from './shell/analyse.js';
 import { loadBashParser } from './shell/parser.js';
+import type { BuiltInRule } from '../policy/rule-ids.js';
 
 /** A decision with the facts it was made from, for the trace, `corral explain` and `policy test`. */
 export interface Verdict {
@@ -146,7 +147,7 @@ export function createGuard(options: GuardOptions): Guard {
       if (!command && !LOCATED_KINDS.has(call.kind)) {
         // Fail closed: a kind the guard has no way to judge is never let through.
         const facts: CallFacts = { tool, input, commands: [], paths: [], problems: [] };
-        return { decision: { effect: 'deny', rule: 'baseline.unknown-tool', scope: 'baseline', reason: `corral cannot judge a ${call.kind} call of ${tool}` }, facts };
+        return { decision: { effect: 'deny', rule: 'baseline.unknown-tool' satisfies BuiltInRule, scope: 'baseline', reason: `corral cannot judge a ${call.kind} call of ${tool}` }, facts };
       }
       const start = call.cwd === undefined ? worktree : path.resolve(worktree, call.cwd);
       const facts = command ? bashFacts(await bashParser(), String(input.command ?? ''), bashSite, input, start) : locationFacts(call, site);
@@ -154,7 +155,7 @@ export function createGuard(options: GuardOptions): Guard {
       const script = decision.effect === 'deny' ? undefined : writtenHookScript(facts, options.hookScripts ?? []);
       if (script === undefined) return { decision, facts };
       const reason = `${path.relative(worktree, script)} is a hook script corral runs as trusted code; the agent may not change it`;
-      return { decision: { effect: 'deny', rule: 'baseline.hook-script', scope: 'baseline', reason }, facts };
+      return { decision: { effect: 'deny', rule: 'baseline.hook-script' satisfies BuiltInRule, scope: 'baseline', reason }, facts };
     },
   };
 }

@@ -12,6 +12,7 @@ import { parseToolCall } from '../tools/index.js';
 import type { ToolContext, ToolDefinition } from '../tools/types.js';
 import type { EmitEvent } from '../trace/events.js';
 import type { CallRecord } from '../trace/result.js';
+import type { BuiltInRule } from '../policy/rule-ids.js';
 
 // One tool call from the model's request to its result, in numbered phases over a call
 // that carries its own state (as gemini-cli's scheduler does): 1 validate, 2 pre-hooks,
@@ -46,7 +47,7 @@ export interface ValidCall {
 export function validateCall(name: string, rawInput: unknown): ValidCall | JudgedCall {
   const parsed = parseToolCall(name, rawInput);
   if (parsed.ok) return { tool: parsed.tool, input: parsed.input as Record<string, unknown> };
-  const rule = parsed.unknown ? 'baseline.unknown-tool' : 'tool.invalid-call';
+  const rule: BuiltInRule = parsed.unknown ? 'baseline.unknown-tool' : 'tool.invalid-call';
   return { verdict: { decision: { effect: 'deny', rule, scope: 'baseline', reason: parsed.error }, facts: noFacts(name, rawInput) }, invalid: parsed.error };
 }
 
@@ -58,7 +59,7 @@ async function judgeValidCall(guard: Guard, valid: ValidCall, cwd?: string): Pro
     return { verdict, valid };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return { verdict: { decision: { effect: 'deny', rule: 'baseline.guard-error', scope: 'baseline', reason: `the guard could not decide: ${message}` }, facts: noFacts(tool.name, input) } };
+    return { verdict: { decision: { effect: 'deny', rule: 'baseline.guard-error' satisfies BuiltInRule, scope: 'baseline', reason: `the guard could not decide: ${message}` }, facts: noFacts(tool.name, input) } };
   }
 }
 
@@ -197,8 +198,8 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
   const preHooks: Phase = async (call) => {
     const pre = await hooks('PreToolUse', { tool_name: call.use.name, tool_input: call.use.input }, call.signal, call.step);
     // An interrupt kills a hook before it could block: the call must not run on its silence.
-    if (call.signal.aborted) call.decision = { effect: 'deny', rule: 'run.interrupted', scope: 'baseline', reason: 'the run was interrupted before the call could be judged' };
-    else if (pre.blocked) call.decision = { effect: 'deny', rule: 'hook.PreToolUse', scope: 'hook', reason: pre.reason };
+    if (call.signal.aborted) call.decision = { effect: 'deny', rule: 'run.interrupted' satisfies BuiltInRule, scope: 'baseline', reason: 'the run was interrupted before the call could be judged' };
+    else if (pre.blocked) call.decision = { effect: 'deny', rule: 'hook.PreToolUse' satisfies BuiltInRule, scope: 'hook', reason: pre.reason };
     else if (pre.ask !== undefined) call.hookAsk = pre.ask;
     if (call.decision === undefined) return;
     note(call, 'decision');
@@ -210,7 +211,7 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     call.judged = await judgeValidCall(site.guard, call.valid!);
     let decision = call.judged.verdict.decision;
     // A hook that answers "ask" tightens an allow; it never loosens a deny.
-    if (call.hookAsk !== undefined && decision.effect === 'allow') decision = { effect: 'ask', rule: 'hook.PreToolUse', scope: 'hook', reason: call.hookAsk };
+    if (call.hookAsk !== undefined && decision.effect === 'allow') decision = { effect: 'ask', rule: 'hook.PreToolUse' satisfies BuiltInRule, scope: 'hook', reason: call.hookAsk };
     call.decision = decision;
     note(call, 'decision');
     if (decision.effect === 'deny') refuse(call, denied);

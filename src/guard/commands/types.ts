@@ -1,5 +1,6 @@
 import type { WordValue } from '../shell/words.js';
 import { UNKNOWN_ARGUMENT } from './options.js';
+import type { BuiltInRule } from '../../policy/rule-ids.js';
 
 /** How a command uses a path: reads its content, writes or deletes it, lists names, or runs it. */
 export type Access = 'read' | 'write' | 'list' | 'exec';
@@ -25,7 +26,7 @@ export interface PathUse {
 
 /** A baseline hard limit one command breaks on its own. */
 export interface Hazard {
-  rule: string;
+  rule: BuiltInRule;
   reason: string;
   /**
    * Bubblewrap without network confines what it does to the worktree and the run's
