@@ -15,6 +15,7 @@ import type { PolicyFile } from '../policy/schema.js';
 import { analyseScript } from './shell/analyse.js';
 import { loadBashParser } from './shell/parser.js';
 import type { BuiltInRule } from '../policy/rule-ids.js';
+import type { CallLocation } from '../trace/records.js';
 
 /** A decision with the facts it was made from, for the trace, `corral explain` and `policy test`. */
 export interface Verdict {
@@ -53,19 +54,6 @@ export interface GuardOptions {
   exposed?: string[];
 }
 
-/** A place a call touches, as its tool declared it: already resolved the way the tool will resolve it. */
-export interface GuardLocation {
-  given: string;
-  /** Absolute. */
-  path: string;
-  access: 'read' | 'write' | 'list';
-  /** A folder walked whole. */
-  recursive: boolean;
-  label: string;
-  /** A file-name glob the walk keeps to. */
-  filter?: string;
-}
-
 /**
  * One call as the guard judges it. A command (`kind: execute`) is judged from its parsed
  * text; every other kind from the locations its tool declared.
@@ -75,7 +63,7 @@ export interface GuardCall {
   kind: string;
   /** The validated input. */
   input: Record<string, unknown>;
-  locations: GuardLocation[];
+  locations: CallLocation[];
   /** Where a command starts; default the worktree root. */
   cwd?: string;
 }

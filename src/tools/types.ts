@@ -1,3 +1,4 @@
+import type { CallLocation } from '../trace/records.js';
 import type { z } from 'zod';
 import type { CommandSandbox } from '../proc/run-command.js';
 
@@ -25,20 +26,8 @@ export interface ToolContext {
   staysInGroup?: boolean;
 }
 
-/** A place a call touches, named the way the guard judges it. */
-export interface ToolLocation {
-  /** As the model wrote it. */
-  given: string;
-  /** Absolute: what the tool will open or walk (`resolveToolPath`). */
-  path: string;
-  access: 'read' | 'write' | 'list';
-  /** A folder walked whole. */
-  recursive: boolean;
-  /** What the location is, for explanations: `Edit file_path`. */
-  label: string;
-  /** A file-name glob the walk keeps to (Grep's `glob`). */
-  filter?: string;
-}
+/** A place a call touches: declared by its tool, judged by the guard. */
+export type ToolLocation = CallLocation;
 
 /** What goes back to the model as a tool_result. */
 export interface ToolOutput {

@@ -49,3 +49,21 @@ export interface FenceVerdict {
   /** Why a path is not allowed: the forbid glob it matched, or that no allow glob matched. */
   reason?: string;
 }
+
+/**
+ * A place a tool call touches, as its tool declares it before anything runs: resolved
+ * the one way the tool itself will resolve it, and judged by the guard as it is.
+ */
+export interface CallLocation {
+  /** As the model wrote it. */
+  given: string;
+  /** Absolute: what the tool will open or walk. */
+  path: string;
+  access: 'read' | 'write' | 'list';
+  /** A folder walked whole. */
+  recursive: boolean;
+  /** What the location is, for explanations: `Edit file_path`. */
+  label: string;
+  /** A file-name glob the walk keeps to (Grep's `glob`). */
+  filter?: string;
+}
