@@ -1,11 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunEvent } from '../../src/trace/events.js';
+import { EVENT_TYPES, type RunEvent } from '../../src/trace/events.js';
 import { parseTrace, readTrace, resolveTraceFile, TraceReadError } from '../../src/trace/read.js';
 import { createTraceWriter } from '../../src/trace/write.js';
 import { UsageError } from '../../src/errors.js';
 import { tempDir } from '../support/repo.js';
+import { PROJECT_ROOT } from '../support/cli.js';
 
 const usage = { inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
@@ -123,5 +124,14 @@ describe('either reader', () => {
     const read = await readTrace(await resolveTraceFile(dir), { mode: 'strict', shownAs: 'shown.jsonl' });
     expect(read.file).toBe('shown.jsonl');
     expect(read.events).toHaveLength(EVENTS.length);
+  });
+});
+
+describe('docs/trace.md', () => {
+  it('has a row for every event type of the schema, and for no other', () => {
+    const docs = readFileSync(path.join(PROJECT_ROOT, 'docs', 'trace.md'), 'utf8');
+    const table = docs.slice(docs.indexOf('## Types, in the order a run writes them'));
+    const rows = [...table.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
+    expect([...rows].sort()).toEqual([...EVENT_TYPES].sort());
   });
 });
