@@ -126,6 +126,8 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
     if (!fold.warnings.includes(warning)) fold.warnings.push(warning);
   };
 
+  // Fields are copied one by one, not spread: an event read back carries the writer's
+  // envelope (v, seq, time...), which is no fact of the run.
   const add = (event: RunEvent | TraceLine): void => {
     if ('time' in event) {
       const time = Date.parse(event.time);
@@ -145,12 +147,10 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
       case 'worktree':
         fold.worktree = { dir: event.dir, baseCommit: event.baseCommit };
         break;
-      case 'sandbox': {
-        const sandbox = event;
-        fold.sandbox = { kind: sandbox.kind, network: sandbox.network, ...(sandbox.reaper ? { reaper: sandbox.reaper } : {}), ...(sandbox.warning !== undefined ? { warning: sandbox.warning } : {}) };
-        if (sandbox.warning) warn(sandbox.warning);
+      case 'sandbox':
+        fold.sandbox = { kind: event.kind, network: event.network, ...(event.reaper ? { reaper: event.reaper } : {}), ...(event.warning !== undefined ? { warning: event.warning } : {}) };
+        if (event.warning) warn(event.warning);
         break;
-      }
       case 'secrets_masked':
         fold.secrets = { masked: event.masked, exposed: event.exposed };
         if (event.exposed.length > 0) warn(`exposed to the agent by sandbox.expose: ${event.exposed.join(', ')}`);
@@ -216,8 +216,7 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
           fold.checkRoundsUsed = event.round;
           fold.checks = [];
         }
-        const check = event;
-        fold.checks.push({ name: check.name, passed: check.passed, exitCode: check.exitCode, durationMs: check.durationMs, output: check.output, ...(check.command !== undefined ? { command: check.command } : {}), ...(check.timedOut !== undefined ? { timedOut: check.timedOut } : {}) });
+        fold.checks.push({ name: event.name, passed: event.passed, exitCode: event.exitCode, durationMs: event.durationMs, output: event.output, ...(event.command !== undefined ? { command: event.command } : {}), ...(event.timedOut !== undefined ? { timedOut: event.timedOut } : {}) });
         break;
       }
       case 'fence':
