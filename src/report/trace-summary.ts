@@ -1,14 +1,13 @@
-import { describeCall } from '../text/describe-call.js';
 import type { ChalkInstance } from 'chalk';
 import { isReplayModel } from '../ticket/model-id.js';
 import { costUsd } from '../config/prices.js';
 import { formatCount, formatDuration } from './summary.js';
-import type { TraceLine } from '../trace/read.js';
+import type { RunFold } from '../trace/fold.js';
+import type { TokenUsage } from '../trace/records.js';
 import { makeVisible as visible } from '../text/visible.js';
 
-// `corral trace`: the run at a glance, computed from its trace alone. Pure: events in,
-// data out; the formatter turns the data into lines a person reads. Every field is read
-// defensively, as a trace may come from a crash, an older corral, or a hand edit.
+// `corral trace`: the run at a glance, from the fold of its trace (src/trace/fold.ts).
+// This file only shapes the fold's facts for a person (and for --json): no event is read here.
 
 export interface ToolStats {
   tool: string;
@@ -75,152 +74,73 @@ export interface TraceSummary {
 
 const SLOWEST = 5;
 
-const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
-const str = (value: unknown, fallback = ''): string => (typeof value === 'string' ? value : fallback);
+/** A turn's cost at the built-in list prices; a replay costs nothing. For folding a trace read back. */
+export function listPrice(usage: TokenUsage, model: string): number | null {
+  return isReplayModel(model) ? 0 : costUsd(model, usage);
+}
 
-export function summarizeTrace(events: TraceLine[], skippedLines = 0): TraceSummary {
-  const summary: TraceSummary = {
-    runId: null,
-    ticket: null,
-    model: null,
-    finished: false,
-    status: null,
-    exitCode: null,
-    reason: null,
-    lastStep: 0,
-    steps: 0,
-    durationMs: null,
-    toolCalls: 0,
-    tools: [],
-    denied: [],
-    asked: [],
-    slowest: [],
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    cacheHitRatio: null,
-    costUsd: null,
-    checks: null,
-    fence: null,
-    hostChanges: [],
-    warnings: [],
+/** How an ask ended, from the answer its call record holds, and who gave it. */
+function askAnswer(answer: string | undefined): Pick<AskedCall, 'answer' | 'by'> {
+  switch (answer) {
+    case undefined:
+      return { answer: 'unanswered' };
+    case 'yes':
+    case 'always':
+      return { answer: 'approved', by: 'person' };
+    case 'remembered':
+      return { answer: 'approved', by: 'remembered' };
+    case 'no':
+      return { answer: 'refused', by: 'person' };
+    default:
+      return { answer: 'refused', by: answer };
+  }
+}
+
+/** The summary of a trace from its fold; `skippedLines` are those the tolerant reader left out. */
+export function summarizeTrace(fold: RunFold, skippedLines = 0): TraceSummary {
+  const tools = new Map<string, ToolStats>();
+  for (const call of fold.calls) {
+    const stats = tools.get(call.tool) ?? { tool: call.tool, calls: 0, errors: 0, totalMs: 0 };
+    stats.calls += 1;
+    if (call.result?.isError) stats.errors += 1;
+    stats.totalMs += call.result?.durationMs ?? 0;
+    tools.set(call.tool, stats);
+  }
+  const slowest = fold.calls
+    .flatMap((call) => (call.result ? [{ step: call.step, tool: call.tool, call: call.call, durationMs: call.result.durationMs }] : []))
+    .sort((a, b) => b.durationMs - a.durationMs)
+    .slice(0, SLOWEST);
+  const u = fold.usage;
+  const tokens = { input: u.inputTokens, output: u.outputTokens, cacheRead: u.cacheReadTokens, cacheWrite: u.cacheWriteTokens, total: u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens };
+  const prompt = tokens.input + tokens.cacheRead + tokens.cacheWrite;
+  const guarded = (record: RunFold['denied'][number]): GuardedCall => ({ step: record.step, tool: record.tool, call: record.call, rule: record.rule, scope: record.scope ?? '', reason: record.reason });
+  const violations = (fold.fence?.verdicts ?? []).filter((v) => !v.allowed).map((v) => ({ path: v.change.path, reason: v.reason ?? '' }));
+  const skipped = skippedLines > 0 ? [`${skippedLines} unreadable line${skippedLines === 1 ? '' : 's'} skipped (a line cut short by a crash, or damage)`] : [];
+  return {
+    runId: fold.start?.runId ?? null,
+    ticket: fold.start ? { id: fold.start.ticket.id, ...(fold.start.ticket.title ? { title: fold.start.ticket.title } : {}) } : null,
+    model: fold.start?.model ?? null,
+    finished: fold.end !== null,
+    status: fold.end?.status ?? null,
+    exitCode: fold.end?.exitCode ?? null,
+    reason: fold.end?.reason || null,
+    lastStep: fold.lastStep,
+    steps: fold.steps,
+    durationMs: fold.firstTime === null || fold.lastTime === null ? null : fold.lastTime - fold.firstTime,
+    toolCalls: fold.toolCalls,
+    tools: [...tools.values()].sort((a, b) => b.calls - a.calls || b.totalMs - a.totalMs || a.tool.localeCompare(b.tool)),
+    denied: fold.denied.map(guarded),
+    asked: fold.asked.map((record) => ({ ...guarded(record), ...askAnswer(record.answer) })),
+    slowest,
+    tokens,
+    cacheHitRatio: prompt === 0 ? null : tokens.cacheRead / prompt,
+    costUsd: fold.costUsd,
+    checks: fold.checkRoundsUsed > 0 || fold.checks.length > 0 ? { round: fold.checkRoundsUsed, results: fold.checks.map((c) => ({ name: c.name, passed: c.passed, exitCode: c.exitCode, durationMs: c.durationMs })) } : null,
+    fence: fold.fence ? { ok: fold.fence.ok, changes: fold.fence.verdicts.length, violations } : null,
+    hostChanges: fold.hostChanges ?? [],
+    warnings: [...fold.warnings, ...skipped],
     skippedLines,
   };
-  const tools = new Map<string, ToolStats>();
-  const calls = new Map<string, { tool: string; call: string; step: number }>();
-  const asks = new Map<string, AskedCall>();
-  const durations: SlowCall[] = [];
-  const checks: NonNullable<TraceSummary['checks']>['results'] = [];
-  let checkRound = 0;
-  let first: number | null = null;
-  let last: number | null = null;
-
-  for (const event of events) {
-    const time = Date.parse(str(event.time));
-    if (!Number.isNaN(time)) {
-      first ??= time;
-      last = time;
-    }
-    if (typeof event.step === 'number') summary.lastStep = Math.max(summary.lastStep, event.step);
-    summary.runId ??= typeof event.run === 'string' ? event.run : null;
-    const step = num(event.step);
-    const id = str(event.id);
-    switch (event.type) {
-      case 'run_start': {
-        const ticket = (event.ticket ?? {}) as Record<string, unknown>;
-        summary.ticket = { id: str(ticket.id, str(event.ticket, '?')), ...(typeof ticket.title === 'string' ? { title: ticket.title } : {}) };
-        summary.model = str(event.model) || null;
-        if (typeof event.runId === 'string') summary.runId = event.runId;
-        break;
-      }
-      case 'sandbox':
-        if (typeof event.warning === 'string') summary.warnings.push(event.warning);
-        break;
-      case 'model_response': {
-        summary.steps += 1;
-        const usage = (event.usage ?? {}) as Record<string, unknown>;
-        summary.tokens.input += num(usage.inputTokens);
-        summary.tokens.output += num(usage.outputTokens);
-        summary.tokens.cacheRead += num(usage.cacheReadTokens);
-        summary.tokens.cacheWrite += num(usage.cacheWriteTokens);
-        break;
-      }
-      case 'tool_call': {
-        summary.toolCalls += 1;
-        const tool = str(event.tool, '?');
-        calls.set(id, { tool, call: describeCall(tool, event.input), step });
-        const stats = tools.get(tool) ?? { tool, calls: 0, errors: 0, totalMs: 0 };
-        stats.calls += 1;
-        tools.set(tool, stats);
-        break;
-      }
-      case 'tool_result': {
-        const tool = str(event.tool, calls.get(id)?.tool ?? '?');
-        const stats = tools.get(tool) ?? { tool, calls: 0, errors: 0, totalMs: 0 };
-        stats.totalMs += num(event.durationMs);
-        if (event.isError === true) stats.errors += 1;
-        tools.set(tool, stats);
-        durations.push({ step, tool, call: calls.get(id)?.call ?? `${tool}(…)`, durationMs: num(event.durationMs) });
-        break;
-      }
-      case 'decision': {
-        if (event.effect !== 'deny' && event.effect !== 'ask') break;
-        const tool = str(event.tool, '?');
-        const record: GuardedCall = { step, tool, call: calls.get(id)?.call ?? `${tool}(…)`, rule: str(event.rule, '?'), scope: str(event.scope), reason: str(event.reason) };
-        if (event.effect === 'deny') summary.denied.push(record);
-        else {
-          const asked: AskedCall = { ...record, answer: 'unanswered' };
-          summary.asked.push(asked);
-          asks.set(id, asked);
-        }
-        break;
-      }
-      case 'approval': {
-        const asked = asks.get(id);
-        if (asked) {
-          asked.answer = event.approved === true ? 'approved' : 'refused';
-          if (typeof event.by === 'string') asked.by = event.by;
-        }
-        break;
-      }
-      case 'check': {
-        const round = num(event.round);
-        if (round !== checkRound) {
-          checkRound = round;
-          checks.length = 0;
-        }
-        checks.push({ name: str(event.name, '?'), passed: event.passed === true, exitCode: typeof event.exitCode === 'number' ? event.exitCode : null, durationMs: num(event.durationMs) });
-        break;
-      }
-      case 'fence': {
-        const verdicts = Array.isArray(event.verdicts) ? (event.verdicts as Record<string, unknown>[]) : [];
-        const violations = verdicts
-          .filter((v) => v.allowed !== true)
-          .map((v) => ({ path: str(((v.change ?? {}) as Record<string, unknown>).path, '?'), reason: str(v.reason) }));
-        summary.fence = { ok: event.ok === true, changes: verdicts.length, violations };
-        break;
-      }
-      case 'host':
-        summary.hostChanges = Array.isArray(event.differences) ? event.differences.map((d) => String(d)) : [];
-        break;
-      case 'end':
-        summary.finished = true;
-        summary.status = str(event.status) || null;
-        summary.exitCode = typeof event.exitCode === 'number' ? event.exitCode : null;
-        summary.reason = str(event.reason) || null;
-        break;
-    }
-  }
-
-  summary.tools = [...tools.values()].sort((a, b) => b.calls - a.calls || b.totalMs - a.totalMs || a.tool.localeCompare(b.tool));
-  summary.slowest = durations.sort((a, b) => b.durationMs - a.durationMs).slice(0, SLOWEST);
-  const t = summary.tokens;
-  t.total = t.input + t.output + t.cacheRead + t.cacheWrite;
-  const prompt = t.input + t.cacheRead + t.cacheWrite;
-  summary.cacheHitRatio = prompt === 0 ? null : t.cacheRead / prompt;
-  summary.costUsd = summary.model === null ? null : isReplayModel(summary.model) ? 0 : costUsd(summary.model, { inputTokens: t.input, outputTokens: t.output, cacheReadTokens: t.cacheRead, cacheWriteTokens: t.cacheWrite });
-  if (checkRound > 0 || checks.length > 0) summary.checks = { round: checkRound, results: [...checks] };
-  if (first !== null && last !== null) summary.durationMs = last - first;
-  if (skippedLines > 0) summary.warnings.push(`${skippedLines} unreadable line${skippedLines === 1 ? '' : 's'} skipped (a line cut short by a crash, or damage)`);
-  return summary;
 }
 
 const ANSWER: Record<AskedCall['answer'], string> = { approved: 'approved', refused: 'refused', unanswered: 'unanswered (the trace ends first)' };

@@ -1,6 +1,6 @@
 import { describeCall } from '../text/describe-call.js';
 import { judgeCall } from './call-pipeline.js';
-import type { TraceLine } from '../agent/trace-replay.js';
+import type { RunEvent } from '../trace/events.js';
 import type { Effect } from '../trace/records.js';
 import type { Guard } from '../guard/guard.js';
 
@@ -40,20 +40,18 @@ export interface DecisionReplay {
 }
 
 /** Pairs every `tool_call` with its `decision` by id, in trace order. */
-export function recordedCalls(lines: TraceLine[]): { calls: RecordedCall[]; undecided: number } {
+export function recordedCalls(events: readonly RunEvent[]): { calls: RecordedCall[]; undecided: number } {
   const decisions = new Map<string, RecordedCall['then']>();
-  for (const { event } of lines) {
-    if (event.type === 'decision' && typeof event.id === 'string') {
-      decisions.set(event.id, { effect: event.effect as Effect, rule: String(event.rule ?? ''), scope: String(event.scope ?? '') });
-    }
+  for (const event of events) {
+    if (event.type === 'decision') decisions.set(event.id, { effect: event.effect, rule: event.rule, scope: event.scope });
   }
   const calls: RecordedCall[] = [];
   let undecided = 0;
-  for (const { event } of lines) {
-    if (event.type !== 'tool_call' || typeof event.id !== 'string') continue;
+  for (const event of events) {
+    if (event.type !== 'tool_call') continue;
     const then = decisions.get(event.id);
     if (then === undefined) undecided += 1;
-    else calls.push({ step: Number(event.step ?? 0), id: event.id, tool: String(event.tool ?? ''), input: event.input, then });
+    else calls.push({ step: event.step, id: event.id, tool: event.tool, input: event.input, then });
   }
   return { calls, undecided };
 }
@@ -62,8 +60,8 @@ export function recordedCalls(lines: TraceLine[]): { calls: RecordedCall[]; unde
  * Judges recorded calls with `guard`. Absolute paths into the recorded worktree (gone now)
  * are moved to `rebase.to`, where relative paths resolve too.
  */
-export async function replayDecisions(lines: TraceLine[], guard: Guard, rebase?: { from: string; to: string }): Promise<DecisionReplay> {
-  const { calls, undecided } = recordedCalls(lines);
+export async function replayDecisions(events: readonly RunEvent[], guard: Guard, rebase?: { from: string; to: string }): Promise<DecisionReplay> {
+  const { calls, undecided } = recordedCalls(events);
   const result: DecisionReplay = { calls: calls.length, undecided, changed: [], otherRule: [] };
   for (const recorded of calls) {
     // A hook's verdict or an interrupt is not the guard's to judge again.

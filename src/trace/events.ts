@@ -1,27 +1,121 @@
-import type { TokenUsage, TurnBlock } from './records.js';
-import type { Effect } from './records.js';
-import type { FenceVerdict } from './records.js';
+import { z } from 'zod';
+import type { Change, FenceVerdict, TokenUsage, TurnBlock } from './records.js';
+import { RUN_STATUSES } from './outcome.js';
 
-/** What happens during one run, in order. Reporters and the trace writer consume these. */
-export type RunEvent =
-  | { type: 'run_start'; runId: string; ticket: { id: string; file: string; title?: string }; model: string; runDir: string; corral: string; configDigest: string }
-  | { type: 'policy'; rules: { id: string; effect: string; scope: string }[]; defaultEffect: string }
-  | { type: 'worktree'; dir: string; baseCommit: string }
-  | { type: 'sandbox'; kind: 'bwrap' | 'none'; network: boolean; /** Without bubblewrap: the child subreaper that ends a command's processes, or none. */ reaper?: 'perl' | 'python3' | 'none'; warning?: string }
-  | { type: 'secrets_masked'; masked: string[]; exposed: string[] }
-  | { type: 'setup'; name: string; exitCode: number | null; timedOut: boolean; durationMs: number; output: string }
-  | { type: 'model_request'; step: number; messages: number; bytes: number }
-  | { type: 'model_response'; step: number; stopReason: string; usage: TokenUsage; content: TurnBlock[]; durationMs: number }
-  | { type: 'tool_call'; step: number; id: string; tool: string; input: unknown }
-  | { type: 'decision'; step: number; id: string; tool: string; effect: Effect; rule: string; scope: string; reason: string; source?: string; commands: string[][]; paths: string[] }
-  | { type: 'run_gate'; effect: Effect; rule: string; scope: string; reason: string; source?: string; approved?: boolean }
-  | { type: 'approval'; step: number; id: string; tool: string; rule: string; approved: boolean; by: string; for?: 'once' | 'run' }
-  | { type: 'hook'; step: number; event: string; command: string; exitCode: number | null; timedOut: boolean; durationMs: number; blocked: boolean; stderr: string }
-  | { type: 'tool_result'; step: number; id: string; tool: string; isError: boolean; bytes: number; durationMs: number }
-  | { type: 'check'; round: number; name: string; passed: boolean; exitCode: number | null; durationMs: number; output: string }
-  | { type: 'fence'; ok: boolean; verdicts: FenceVerdict[] }
-  | { type: 'host'; ok: boolean; differences: string[] }
-  | { type: 'end'; status: string; exitCode: number; reason: string };
+// The events of a run as one schema: the writer's type, the reader's validation and the
+// docs' table (docs/trace.md) are this file. A field is added here or nowhere.
+
+const Effect = z.enum(['allow', 'ask', 'deny']);
+
+const Usage = z.object({ inputTokens: z.number(), outputTokens: z.number(), cacheReadTokens: z.number(), cacheWriteTokens: z.number() });
+
+const Block = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  // A tool_use without an id could not be answered, so no model turn holds one.
+  z.object({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.unknown() }),
+]);
+
+const ChangeSchema = z.object({
+  kind: z.enum(['added', 'modified', 'deleted', 'renamed', 'mode', 'type']),
+  path: z.string(),
+  from: z.string().optional(),
+});
+
+const Verdict = z.object({ change: ChangeSchema, allowed: z.boolean(), reason: z.string().optional() });
+
+const TicketRef = z.object({ id: z.string(), file: z.string(), title: z.string().optional() });
+
+/** Fields of a rule's verdict, shared by a tool call's `decision` and the `run_gate`. */
+const decided = { effect: Effect, rule: z.string(), scope: z.string(), reason: z.string(), source: z.string().optional() };
+
+/** One event's schema: its `type` and its fields. */
+function event<const T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
+  return z.object({ type: z.literal(type), ...shape });
+}
+
+// One object schema a `type`, in the order a run writes them.
+const EVENT_SCHEMAS = [
+  event('run_start', { runId: z.string(), ticket: TicketRef, model: z.string(), runDir: z.string(), corral: z.string(), configDigest: z.string() }),
+  event('run_gate', { ...decided, approved: z.boolean().optional() }),
+  event('worktree', { dir: z.string(), baseCommit: z.string() }),
+  event('sandbox', {
+    kind: z.enum(['bwrap', 'none']),
+    network: z.boolean(),
+    /** Without bubblewrap: the child subreaper that ends a command's processes, or none. */
+    reaper: z.enum(['perl', 'python3', 'none']).optional(),
+    warning: z.string().optional(),
+  }),
+  event('secrets_masked', { masked: z.array(z.string()), exposed: z.array(z.string()) }),
+  event('setup', { name: z.string(), exitCode: z.number().nullable(), timedOut: z.boolean(), durationMs: z.number(), output: z.string() }),
+  event('policy', { rules: z.array(z.object({ id: z.string(), effect: z.string(), scope: z.string() })), defaultEffect: z.string() }),
+  event('model_request', { step: z.number(), messages: z.number(), bytes: z.number() }),
+  event('model_response', { step: z.number(), stopReason: z.string().min(1), usage: Usage, content: z.array(Block), durationMs: z.number() }),
+  event('tool_call', { step: z.number(), id: z.string(), tool: z.string(), input: z.unknown() }),
+  event('hook', { step: z.number(), event: z.string(), command: z.string(), exitCode: z.number().nullable(), timedOut: z.boolean(), durationMs: z.number(), blocked: z.boolean(), stderr: z.string() }),
+  event('decision', { step: z.number(), id: z.string(), tool: z.string(), ...decided, commands: z.array(z.array(z.string())), paths: z.array(z.string()) }),
+  event('approval', {
+    step: z.number(),
+    id: z.string(),
+    tool: z.string(),
+    rule: z.string(),
+    approved: z.boolean(),
+    by: z.enum(['person', 'remembered', 'unattended', 'interrupted']),
+    for: z.enum(['once', 'run']).optional(),
+  }),
+  event('tool_result', { step: z.number(), id: z.string(), tool: z.string(), isError: z.boolean(), bytes: z.number(), durationMs: z.number() }),
+  event('check', {
+    round: z.number(),
+    name: z.string(),
+    passed: z.boolean(),
+    exitCode: z.number().nullable(),
+    durationMs: z.number(),
+    output: z.string(),
+    // Optional until the run emits them; the run's result needs both (runResultOf).
+    command: z.string().optional(),
+    timedOut: z.boolean().optional(),
+  }),
+  event('fence', { ok: z.boolean(), verdicts: z.array(Verdict) }),
+  event('host', { ok: z.boolean(), differences: z.array(z.string()) }),
+  event('end', { status: z.enum(RUN_STATUSES), exitCode: z.number(), reason: z.string() }),
+] as const;
+
+/** What the writer puts around every event (docs/trace.md, "Every line"). */
+const Envelope = z.object({
+  v: z.number(),
+  seq: z.number(),
+  time: z.string(),
+  run: z.string(),
+  /** The ticket id; `run_start` has its own ticket object in its place. */
+  ticket: z.string(),
+  /** The model turn the line belongs to; 0 before the first model request. */
+  step: z.number(),
+});
+
+/** A run's event, as emitted. */
+export const RunEventSchema = z.discriminatedUnion('type', EVENT_SCHEMAS);
+
+/** What happens during one run, in order. Reporters, the trace writer and the fold consume these. */
+export type RunEvent = z.infer<typeof RunEventSchema>;
+/** The event of one type. */
+export type EventOf<K extends RunEvent['type']> = Extract<RunEvent, { type: K }>;
+type Envelope = z.infer<typeof Envelope>;
+/** One line of a trace as read back: the writer's envelope (v, seq, time, run, ticket, step) around a RunEvent. */
+export type TraceLine = RunEvent extends infer E ? (E extends RunEvent ? Omit<Envelope, keyof E> & E : never) : never;
+
+/** Every event type, in the order a run writes them. */
+export const EVENT_TYPES: readonly RunEvent['type'][] = EVENT_SCHEMAS.map((schema) => schema.shape.type.value);
+
+/** One line of a trace file: each event's schema with the envelope's fields (an event's own field wins). */
+export const TraceLineSchema = z.discriminatedUnion(
+  'type',
+  EVENT_SCHEMAS.map((schema) => Envelope.extend(schema.shape)) as unknown as [z.ZodObject, ...z.ZodObject[]],
+) as unknown as z.ZodType<TraceLine>;
+
+// The records' hand-written types and the schema must not drift apart: each is checked
+// against the other at compile time.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameShapes: [Same<z.infer<typeof Usage>, TokenUsage>, Same<z.infer<typeof Block>, TurnBlock>, Same<z.infer<typeof ChangeSchema>, Change>, Same<z.infer<typeof Verdict>, FenceVerdict>] = [true, true, true, true];
+void sameShapes;
 
 export type EmitEvent = (event: RunEvent) => void;
 

@@ -17,16 +17,10 @@ export type Outcome =
   | { kind: 'not_started'; reason: string }
   | undefined;
 
-export type RunStatus =
-  | 'passed'
-  | 'failed'
-  | 'fence_violated'
-  | 'budget_exhausted'
-  | 'blocked'
-  | 'refused'
-  | 'model_error'
-  | 'interrupted'
-  | 'internal_error';
+/** How a run can end; the `end` event's status is one of these. */
+export const RUN_STATUSES = ['passed', 'failed', 'fence_violated', 'budget_exhausted', 'blocked', 'refused', 'model_error', 'interrupted', 'internal_error'] as const;
+
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export function exitCodeOf(status: RunStatus): number {
   switch (status) {

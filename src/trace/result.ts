@@ -23,6 +23,8 @@ export interface CallRecord {
   /** Where the deciding rule lives: baseline, user, project, ticket, default, or hook. */
   scope?: string;
   reason: string;
+  /** The file (and line) the deciding rule was written in, when it has one. */
+  source?: string;
   /** For an ask: yes (once), always (for the run), remembered (an earlier always), no, unattended (refused, nobody to ask) or interrupted. */
   answer?: 'yes' | 'always' | 'remembered' | 'no' | 'unattended' | 'interrupted';
   /** A short rendering of the call for the summary. */

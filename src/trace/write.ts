@@ -1,5 +1,5 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
-import type { RunEvent } from './events.js';
+import type { RunEvent, TraceLine } from './events.js';
 import type { Redactor } from '../text/redact.js';
 
 /** The trace format's version (docs/trace.md); a reader refuses a version it does not know. */
@@ -18,7 +18,10 @@ export function createTraceWriter(file: string, runId: string, ticketId: string,
   let fd: number | undefined;
   return (event: RunEvent): void => {
     if ('step' in event && typeof event.step === 'number') step = event.step;
-    const line = JSON.stringify({ v: TRACE_VERSION, seq: seq++, time: new Date(now()).toISOString(), run: runId, ticket: ticketId, step, ...event });
+    // Typed as the reader's line, so what is written is what the reader's schema accepts;
+    // not validated here, as the run's own events are typed by the same schema.
+    const record: TraceLine = { v: TRACE_VERSION, seq: seq++, time: new Date(now()).toISOString(), run: runId, ticket: ticketId, step, ...event };
+    const line = JSON.stringify(record);
     fd ??= openSync(file, 'a');
     try {
       writeAll(fd, Buffer.from(`${redact(line)}\n`));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../src/agent/model.js';
 import { createReplayModel, loadReplayScript } from '../../src/agent/replay-model.js';
-import { readTraceText } from '../../src/agent/trace-replay.js';
+import { parseTrace } from '../../src/trace/read.js';
 import { UsageError } from '../../src/errors.js';
 import type { Guard } from '../../src/guard/guard.js';
 import { replayDecisions } from '../../src/run/replay-decisions.js';
@@ -13,12 +13,12 @@ import { tempDir } from '../support/repo.js';
 const request = (): ModelRequest => ({ system: 's', tools: [], maxTokens: 100, signal: new AbortController().signal, messages: [{ role: 'user', content: 'task' }] });
 
 const usage = (n: number) => ({ inputTokens: n, outputTokens: n + 1, cacheReadTokens: n + 2, cacheWriteTokens: n + 3 });
-const line = (seq: number, event: Record<string, unknown>): string => JSON.stringify({ v: 1, seq, time: '2025-01-01T00:00:00.000Z', run: 'r', ticket: 't', ...event });
+const line = (seq: number, event: Record<string, unknown>): string => JSON.stringify({ v: 1, seq, time: '2025-01-01T00:00:00.000Z', run: 'r', ticket: 't', step: 0, ...event });
 
 /** A small recorded run: a Write and a Bash call, a paused turn with no content, then the end. */
 function traceLines(): string[] {
   return [
-    line(0, { type: 'run_start', runId: 'r', ticket: { id: 't', file: '/gone/t.yaml' }, model: 'claude-sonnet-4-6', runDir: '/gone/.corral/runs/r' }),
+    line(0, { type: 'run_start', runId: 'r', ticket: { id: 't', file: '/gone/t.yaml' }, model: 'claude-sonnet-4-6', runDir: '/gone/.corral/runs/r', corral: '0.1.0', configDigest: '0123456789abcdef' }),
     line(1, { type: 'model_request', step: 1, messages: 1, bytes: 10 }),
     line(2, {
       type: 'model_response', step: 1, stopReason: 'tool_use', usage: usage(100), durationMs: 5,
@@ -70,7 +70,7 @@ describe('replaying a recorded trace as a model', () => {
     const file = writeTrace('trace.jsonl', `${lines.slice(0, 8).join('\n')}\n${cut}`);
     const script = await loadReplayScript(file);
     expect(script.turns.map((t) => t.stopReason)).toEqual(['tool_use', 'pause_turn']);
-    expect(readTraceText(`${lines.slice(0, 8).join('\n')}\n${cut}`, 't').truncated).toBe(true);
+    expect(parseTrace(`${lines.slice(0, 8).join('\n')}\n${cut}`, 't', { mode: 'strict' }).cut).toBe(true);
   });
 
   it('names the file and line of a broken trace', async () => {
@@ -82,10 +82,10 @@ describe('replaying a recorded trace as a model', () => {
     expect((error as UsageError).problems).toMatchObject([{ file: 'runs/trace.jsonl', line: 4, message: 'not a JSON line' }]);
 
     const bad = traceLines();
-    bad[7] = line(7, { type: 'model_response', step: 2, stopReason: 'end_turn', content: [{ type: 'tool_use', name: 'Bash', input: {} }] });
+    bad[7] = line(7, { type: 'model_response', step: 2, stopReason: 'end_turn', usage: usage(1), durationMs: 1, content: [{ type: 'tool_use', name: 'Bash', input: {} }] });
     const invalid = await loadReplayScript(writeTrace('trace.jsonl', `${bad.join('\n')}\n`), 'x.jsonl').catch((e: unknown) => e);
-    expect((invalid as UsageError).problems).toMatchObject([{ file: 'x.jsonl', line: 8 }]);
-    expect((invalid as UsageError).problems[0]!.message).toContain('content.0.id');
+    expect((invalid as UsageError).problems).toMatchObject([{ file: 'x.jsonl', line: 8, field: 'content.0.id' }]);
+    expect((invalid as UsageError).message).toContain('x.jsonl:8: invalid trace line: content.0.id:');
 
     const empty = await loadReplayScript(writeTrace('trace.jsonl', `${lines[0]}\n`), 'e.jsonl').catch((e: unknown) => e);
     expect((empty as UsageError).message).toContain('no model responses');
@@ -103,8 +103,8 @@ describe('recorded decisions judged again', () => {
         return { decision, facts: { tool, input: {}, commands: [], paths: [], problems: [] } };
       },
     };
-    const lines = readTraceText(`${traceLines().join('\n')}\n`, 't').lines;
-    const replay = await replayDecisions(lines, guard);
+    const { events } = parseTrace(`${traceLines().join('\n')}\n`, 't', { mode: 'strict' });
+    const replay = await replayDecisions(events, guard);
     expect(replay.calls).toBe(2);
     expect(replay.changed).toMatchObject([{ step: 1, id: 'toolu_02', call: 'Bash(git push origin main)', then: { effect: 'ask', rule: 'baseline.unknown-command' }, now: { effect: 'deny', rule: 'Bash(git push:*)' } }]);
     expect(replay.otherRule).toMatchObject([{ id: 'toolu_01', call: 'Write(src/a.txt)', then: { rule: 'fence.allow' }, now: { rule: 'Write(src/**)' } }]);

@@ -48,7 +48,8 @@ describe('a recorded session', () => {
   });
 
   it('a broken trace named as the model exits 64 naming the file and line', async () => {
-    const repo = repoWithFiles({ 'ticket.yaml': 'task: t\nallow: ["**"]\nmodel: replay:bad.jsonl\n', 'bad.jsonl': '{"v":1,"seq":0,"type":"run_start"}\nnot json\n{"v":1,"seq":2,"type":"end"}\n' });
+    const line = (seq: number, event: Record<string, unknown>): string => JSON.stringify({ v: 1, seq, time: '2025-01-01T00:00:00.000Z', run: 'r', ticket: 't', step: 0, ...event });
+    const repo = repoWithFiles({ 'ticket.yaml': 'task: t\nallow: ["**"]\nmodel: replay:bad.jsonl\n', 'bad.jsonl': `${line(0, { type: 'model_request', step: 1, messages: 1, bytes: 2 })}\nnot json\n${line(2, { type: 'end', status: 'failed', exitCode: 1, reason: 'x' })}\n` });
     const run = await runCli(['run', 'ticket.yaml'], { cwd: repo });
     expect(run.exitCode).toBe(64);
     expect(run.stderr).toContain('bad.jsonl:2:1');

@@ -1,22 +1,35 @@
 import { Chalk } from 'chalk';
 import { describe, expect, it } from 'vitest';
-import { parseTrace, type TraceLine } from '../../src/trace/read.js';
-import { formatTraceSummary, summarizeTrace } from '../../src/report/trace-summary.js';
+import { parseTrace, type TraceRead } from '../../src/trace/read.js';
+import { foldRun } from '../../src/trace/fold.js';
+import { formatTraceSummary, listPrice, summarizeTrace as summarizeFold } from '../../src/report/trace-summary.js';
 
 const plain = new Chalk({ level: 0 });
 
-/** Wraps events in the writer's envelope, one second apart. */
-function lines(events: Record<string, unknown>[]): TraceLine[] {
+/** Wraps events in the writer's envelope, one second apart, one JSON line each. */
+function lines(events: Record<string, unknown>[]): string[] {
   let step = 0;
   return events.map((event, seq) => {
     if (typeof event.step === 'number') step = event.step;
-    return { v: 1, seq, time: new Date(Date.UTC(2025, 0, 1, 0, 0, seq)).toISOString(), run: 'r-1', ticket: 't-1', step, ...event } as unknown as TraceLine;
+    return JSON.stringify({ v: 1, seq, time: new Date(Date.UTC(2025, 0, 1, 0, 0, seq)).toISOString(), run: 'r-1', ticket: 't-1', step, ...event });
   });
+}
+
+const tolerant = (text: string): TraceRead => parseTrace(text, 'trace.jsonl', { mode: 'tolerant' });
+
+/** The summary of a read trace, as `corral trace` makes it. */
+const summarizeRead = (read: TraceRead) => summarizeFold(foldRun(read.events, { price: listPrice }), read.skipped.length);
+
+/** The summary of whole events, which must all be valid: none may be skipped. */
+function summarizeTrace(events: Record<string, unknown>[]) {
+  const read = tolerant(`${lines(events).join('\n')}\n`);
+  expect(read.skipped).toEqual([]);
+  return summarizeRead(read);
 }
 
 const usage = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({ inputTokens: input, outputTokens: output, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite });
 
-const START = { type: 'run_start', runId: 'r-1', ticket: { id: 't-1', file: 't.yaml', title: 'Fix it' }, model: 'claude-sonnet-4-5', runDir: '/runs/r-1' };
+const START = { type: 'run_start', runId: 'r-1', ticket: { id: 't-1', file: 't.yaml', title: 'Fix it' }, model: 'claude-sonnet-4-5', runDir: '/runs/r-1', corral: '0.1.0', configDigest: '0123456789abcdef' };
 
 const RUN = [
   START,
@@ -43,7 +56,7 @@ const RUN = [
 
 describe('summarizeTrace', () => {
   it('counts steps, tools, denied and asked calls, tokens, cache and cost', () => {
-    const s = summarizeTrace(lines(RUN));
+    const s = summarizeTrace(RUN);
     expect(s).toMatchObject({ runId: 'r-1', ticket: { id: 't-1', title: 'Fix it' }, model: 'claude-sonnet-4-5', finished: true, status: 'fence_violated', exitCode: 3, steps: 2, toolCalls: 3, lastStep: 2 });
     expect(s.tools).toEqual([
       { tool: 'Bash', calls: 2, errors: 1, totalMs: 1501 },
@@ -68,57 +81,58 @@ describe('summarizeTrace', () => {
       { type: 'tool_call', step: 1, id: `c${i}`, tool: 'Bash', input: { command: `sleep ${ms}` } },
       { type: 'tool_result', step: 1, id: `c${i}`, tool: 'Bash', isError: false, bytes: 0, durationMs: ms },
     ]);
-    expect(summarizeTrace(lines([START, ...calls])).slowest.map((x) => x.durationMs)).toEqual([70, 60, 50, 40, 30]);
+    expect(summarizeTrace([START, ...calls]).slowest.map((x) => x.durationMs)).toEqual([70, 60, 50, 40, 30]);
   });
 
   it('prices a replay model at 0 and an unknown one as unknown', () => {
     const turn = { type: 'model_response', step: 1, stopReason: 'end_turn', usage: usage(10, 10), content: [], durationMs: 1 };
-    expect(summarizeTrace(lines([{ ...START, model: 'replay:replay.yaml' }, turn])).costUsd).toBe(0);
-    expect(summarizeTrace(lines([{ ...START, model: 'some-model-of-tomorrow' }, turn])).costUsd).toBeNull();
-    expect(summarizeTrace(lines([turn])).costUsd).toBeNull();
-    expect(summarizeTrace(lines([turn])).cacheHitRatio).toBe(0);
-    expect(summarizeTrace(lines([START])).cacheHitRatio).toBeNull();
+    expect(summarizeTrace([{ ...START, model: 'replay:replay.yaml' }, turn]).costUsd).toBe(0);
+    expect(summarizeTrace([{ ...START, model: 'some-model-of-tomorrow' }, turn]).costUsd).toBeNull();
+    expect(summarizeTrace([turn]).costUsd).toBeNull();
+    expect(summarizeTrace([turn]).cacheHitRatio).toBe(0);
+    expect(summarizeTrace([START]).cacheHitRatio).toBeNull();
   });
 
   it('an ask the trace ends before answering stays unanswered', () => {
-    const s = summarizeTrace(lines(RUN.slice(0, 13)));
+    const s = summarizeTrace(RUN.slice(0, 13));
     expect(s.asked.map((a) => a.answer)).toEqual(['unanswered']);
     expect(s.finished).toBe(false);
   });
 });
 
 describe('a trace cut short by a crash', () => {
-  const text = lines(RUN.slice(0, 12)).map((line) => JSON.stringify(line)).join('\n');
-  const cut = `${text}\n${JSON.stringify(lines(RUN)[12]).slice(0, 40)}`;
+  const text = lines(RUN.slice(0, 12)).join('\n');
+  const cut = `${text}\n${lines(RUN)[12]!.slice(0, 40)}`;
 
   it('skips and counts the half-written last line, never fails', () => {
-    const parsed = parseTrace(cut);
+    const parsed = tolerant(cut);
     expect(parsed.events).toHaveLength(12);
-    expect(parsed.skipped).toEqual([{ line: 13, text: expect.stringContaining('{"v":1') }]);
-    const s = summarizeTrace(parsed.events, parsed.skipped.length);
+    expect(parsed.skipped).toEqual([{ line: 13, text: expect.stringContaining('{"v":1'), why: 'not a JSON line' }]);
+    expect(parsed.cut).toBe(true);
+    const s = summarizeRead(parsed);
     expect(s).toMatchObject({ finished: false, status: null, exitCode: null, steps: 2, toolCalls: 3, lastStep: 2, skippedLines: 1 });
     expect(s.warnings).toEqual(['1 unreadable line skipped (a line cut short by a crash, or damage)']);
   });
 
   it('skips lines that are not an event anywhere in the file, and blank lines silently', () => {
-    const parsed = parseTrace(`[1,2]\n\n{"no":"type"}\n${text}\nnot json\n`);
+    const parsed = tolerant(`[1,2]\n\n{"no":"type"}\n${text}\nnot json\n`);
     expect(parsed.events).toHaveLength(12);
     expect(parsed.skipped.map((s) => s.line)).toEqual([1, 3, 16]);
+    expect(parsed.cut).toBe(false);
   });
 
   it('refuses a newer trace format instead of guessing', () => {
-    expect(() => parseTrace('{"v":2,"type":"run_start"}\n')).toThrow(/version 2/);
+    expect(() => tolerant('{"v":2,"type":"run_start"}\n')).toThrow(/version 2/);
   });
 
   it('says it is unfinished, at which step', () => {
-    const parsed = parseTrace(cut);
-    const out = formatTraceSummary(summarizeTrace(parsed.events, parsed.skipped.length), plain);
+    const out = formatTraceSummary(summarizeRead(tolerant(cut)), plain);
     expect(out).toContain('unfinished: the trace ends at step 2');
     expect(out).toContain('1 unreadable line skipped');
   });
 
   it('an empty file summarises to nothing, without failing', () => {
-    const s = summarizeTrace(parseTrace('').events);
+    const s = summarizeRead(tolerant(''));
     expect(s).toMatchObject({ finished: false, steps: 0, toolCalls: 0, ticket: null, costUsd: null });
     expect(formatTraceSummary(s, plain)).toContain('unfinished: the trace ends at step 0');
   });
@@ -126,7 +140,7 @@ describe('a trace cut short by a crash', () => {
 
 describe('formatTraceSummary', () => {
   it('shows the run at a glance', () => {
-    const out = formatTraceSummary(summarizeTrace(lines(RUN)), plain);
+    const out = formatTraceSummary(summarizeTrace(RUN), plain);
     expect(out).toContain('t-1 — Fix it  r-1');
     expect(out).toContain('status   fence_violated (exit 3)  changed .env');
     expect(out).toContain('steps    2 · 3 tool calls · 1 denied · 1 asked');
@@ -140,8 +154,8 @@ describe('formatTraceSummary', () => {
   });
 
   it('makes escape sequences from the model visible instead of acting on them', () => {
-    const run = [START, { type: 'tool_call', step: 1, id: 'x', tool: 'Bash', input: { command: 'echo \u001b[31mred' } }, { type: 'decision', step: 1, id: 'x', tool: 'Bash', effect: 'deny', rule: 'r', scope: 's', reason: 'why' }];
-    const out = formatTraceSummary(summarizeTrace(lines(run)), plain);
+    const run = [START, { type: 'tool_call', step: 1, id: 'x', tool: 'Bash', input: { command: 'echo \u001b[31mred' } }, { type: 'decision', step: 1, id: 'x', tool: 'Bash', effect: 'deny', rule: 'r', scope: 's', reason: 'why', commands: [], paths: [] }];
+    const out = formatTraceSummary(summarizeTrace(run), plain);
     expect(out).toContain('Bash(echo \\x1b[31mred)');
     expect(out).not.toContain('\u001b');
   });

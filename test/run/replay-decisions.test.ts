@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { TraceLine } from '../../src/agent/trace-replay.js';
+import type { RunEvent } from '../../src/trace/events.js';
 import { dryRunGuard } from '../../src/run/dry-run.js';
 import { replayDecisions } from '../../src/run/replay-decisions.js';
 import { repoWithFiles } from '../support/repo.js';
 
-function call(id: string, tool: string, input: unknown, decision: { effect: string; rule: string; scope: string }): TraceLine[] {
+function call(id: string, tool: string, input: unknown, decision: { effect: 'allow' | 'ask' | 'deny'; rule: string; scope: string }): RunEvent[] {
   return [
-    { line: 0, event: { type: 'tool_call', step: 1, id, tool, input } },
-    { line: 0, event: { type: 'decision', step: 1, id, tool, ...decision } },
+    { type: 'tool_call', step: 1, id, tool, input },
+    { type: 'decision', step: 1, id, tool, ...decision, reason: 'recorded', commands: [], paths: [] },
   ];
 }
 

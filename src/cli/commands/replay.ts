@@ -1,6 +1,7 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { readTraceText, type TraceLine } from '../../agent/trace-replay.js';
+import { readTrace } from '../../trace/read.js';
+import type { EventOf, TraceLine } from '../../trace/events.js';
 import { EXIT, UsageError } from '../../errors.js';
 import { dryRunGuard } from '../../run/dry-run.js';
 import type { Guard } from '../../guard/guard.js';
@@ -35,12 +36,13 @@ export async function replayCommand(targets: string[], options: ReplayOptions, i
   const guards = new Map<string, { guard: Guard; root: string }>();
   const reports: TraceReport[] = [];
   for (const trace of traces) {
-    const { lines, truncated } = readTraceText(await readFile(trace, 'utf8'), shown(trace));
-    const judge = await judgeFor(lines, trace, { cwd, env: io.env, guards, shown });
-    const worktree = lines.find((l) => l.event.type === 'worktree')?.event.dir;
-    const rebase = typeof worktree === 'string' ? { from: worktree, to: judge.root } : undefined;
-    const replay = await replayDecisions(lines, judge.guard, rebase);
-    reports.push({ trace: shown(trace), ticket: judge.ticket, ...(judge.note ? { note: judge.note } : {}), truncated, ...replay });
+    // Strict: a decision lost to a damaged line would hide a change.
+    const { events, cut } = await readTrace(trace, { mode: 'strict', shownAs: shown(trace) });
+    const judge = await judgeFor(events, trace, { cwd, env: io.env, guards, shown });
+    const worktree = first(events, 'worktree')?.dir;
+    const rebase = worktree !== undefined ? { from: worktree, to: judge.root } : undefined;
+    const replay = await replayDecisions(events, judge.guard, rebase);
+    reports.push({ trace: shown(trace), ticket: judge.ticket, ...(judge.note ? { note: judge.note } : {}), truncated: cut, ...replay });
   }
   const totals = {
     traces: reports.length,
@@ -89,13 +91,11 @@ interface Judge {
  * project config, like `corral explain --ticket`. A ticket that is gone leaves the config
  * of the trace's repository, with a fence that allows every path.
  */
-async function judgeFor(lines: TraceLine[], trace: string, context: { cwd: string; env: NodeJS.ProcessEnv; guards: Map<string, { guard: Guard; root: string }>; shown: (f: string) => string }): Promise<Judge> {
-  const start = lines.find((l) => l.event.type === 'run_start')?.event;
+async function judgeFor(events: TraceLine[], trace: string, context: { cwd: string; env: NodeJS.ProcessEnv; guards: Map<string, { guard: Guard; root: string }>; shown: (f: string) => string }): Promise<Judge> {
+  const start = first(events, 'run_start');
   // Judged for the sandbox the run had: what bubblewrap contained then is not a change now.
-  const recorded = lines.find((l) => l.event.type === 'sandbox')?.event.kind;
-  const sandbox = recorded === 'bwrap' || recorded === 'none' ? recorded : 'none';
-  const ticketField = start?.ticket as { file?: unknown } | undefined;
-  const ticketFile = typeof ticketField?.file === 'string' && ticketField.file !== '' ? ticketField.file : undefined;
+  const sandbox = first(events, 'sandbox')?.kind ?? 'none';
+  const ticketFile = start?.ticket.file || undefined;
   if (ticketFile !== undefined && (await isFile(ticketFile))) {
     const key = `${sandbox}:${ticketFile}`;
     const cached = context.guards.get(key) ?? { guard: await dryRunGuard(ticketFile, context.cwd, context.env, sandbox), root: (await loadTicket(ticketFile)).repo };
@@ -112,8 +112,8 @@ async function judgeFor(lines: TraceLine[], trace: string, context: { cwd: strin
 }
 
 /** The repository a run worked on: the one holding its `.corral/runs/<id>` directory, else the one holding the trace. */
-async function traceRepository(start: Record<string, unknown> | undefined, trace: string): Promise<string | undefined> {
-  const runDir = typeof start?.runDir === 'string' ? start.runDir : '';
+async function traceRepository(start: EventOf<'run_start'> | undefined, trace: string): Promise<string | undefined> {
+  const runDir = start?.runDir ?? '';
   const marker = `${path.sep}.corral${path.sep}runs${path.sep}`;
   const at = runDir.lastIndexOf(marker);
   if (at > 0) {
@@ -144,6 +144,11 @@ function formatReports(reports: TraceReport[], totals: { traces: number; calls: 
 /** `step 3  Bash(ls)  allow by baseline.read-only → deny by Bash(ls:*) (project)`. */
 function changeLine(change: DecisionChange): string {
   return `step ${change.step}  ${change.call}  ${change.then.effect} by ${change.then.rule} → ${change.now.effect} by ${change.now.rule} (${change.now.scope})`;
+}
+
+/** The first event of a type, if the trace has one. */
+function first<K extends TraceLine['type']>(events: TraceLine[], type: K): Extract<TraceLine, { type: K }> | undefined {
+  return events.find((event): event is Extract<TraceLine, { type: K }> => event.type === type);
 }
 
 function sum<T>(items: T[], of: (item: T) => number): number {

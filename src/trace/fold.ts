@@ -1,0 +1,311 @@
+import { InternalError } from '../errors.js';
+import { describeCall } from '../text/describe-call.js';
+import type { EventOf, RunEvent, TraceLine } from './events.js';
+import { addUsage, ZERO_USAGE, type BudgetKind, type FenceVerdict, type TokenUsage } from './records.js';
+import type { RunStatus } from './outcome.js';
+import { extractFollowUps, type CallRecord, type CheckResult, type RunResult } from './result.js';
+
+// A run's facts folded from its events, one event at a time: the same fold runs live (fed
+// each event as the run emits it) and over a trace read back (`corral trace`), so the
+// result of a run and the summary of its trace cannot disagree. Pure: no clock, no files.
+
+/** One tool call as its events tell it: the call, the guard's verdict, the answer to an ask, the result. */
+export interface FoldedCall {
+  id: string;
+  step: number;
+  tool: string;
+  /** A short rendering: `Bash(npm test)`, `Read(src/a.ts)`. */
+  call: string;
+  decision?: { effect: 'allow' | 'ask' | 'deny'; rule: string; scope: string; reason: string; source?: string };
+  approval?: { approved: boolean; by: EventOf<'approval'>['by']; for?: 'once' | 'run' };
+  result?: { isError: boolean; bytes: number; durationMs: number };
+}
+
+/** A check of the last round, as its event tells it (`command` and `timedOut` when the event carries them). */
+export type FoldedCheck = Omit<EventOf<'check'>, 'type' | 'round'>;
+
+export interface RunFold {
+  /** From `run_start`: the run id, ticket, model, run directory, corral version and config digest. */
+  start: Omit<EventOf<'run_start'>, 'type'> | null;
+  /** A `hook: run.start` rule that decided, and its answer for an ask. */
+  gate: Omit<EventOf<'run_gate'>, 'type'> | null;
+  worktree: { dir: string; baseCommit: string } | null;
+  sandbox: Omit<EventOf<'sandbox'>, 'type'> | null;
+  secrets: { masked: string[]; exposed: string[] } | null;
+  setup: Omit<EventOf<'setup'>, 'type'>[];
+  /** Model turns answered. */
+  steps: number;
+  /** The highest step any event belongs to. */
+  lastStep: number;
+  usage: TokenUsage;
+  /** US dollars, summed turn by turn with the `price` option; null once a turn could not be priced, or with no price. */
+  costUsd: number | null;
+  /** The model's last non-empty text. */
+  finalText: string;
+  /** Tool calls started (a call cut at the output limit is answered, never started). */
+  toolCalls: number;
+  calls: FoldedCall[];
+  /** Calls denied by a rule, a hook, an interrupt or as invalid, in order. */
+  denied: CallRecord[];
+  /** Calls the guard asked about, in order; `answer` is absent while unanswered. */
+  asked: CallRecord[];
+  hooks: Omit<EventOf<'hook'>, 'type'>[];
+  /** The last round of checks run. */
+  checks: FoldedCheck[];
+  checkRoundsUsed: number;
+  fence: { ok: boolean; verdicts: FenceVerdict[] } | null;
+  /** What changed in the host repository; null before the `host` event. */
+  hostChanges: string[] | null;
+  /** The warnings the events tell: the sandbox's, secrets exposed by config, hooks that broke. */
+  warnings: string[];
+  end: { status: RunStatus; exitCode: number; reason: string } | null;
+  /** Milliseconds since the epoch of the first and last line; null for events without the writer's envelope. */
+  firstTime: number | null;
+  lastTime: number | null;
+}
+
+export interface FoldOptions {
+  /** A turn's cost in US dollars, or null when it cannot be priced: the run's own pricing. */
+  price?: (usage: TokenUsage, model: string) => number | null;
+}
+
+export interface IncrementalFold {
+  add(event: RunEvent | TraceLine): void;
+  /** The facts so far: a copy, unchanged by later events. */
+  current(): RunFold;
+}
+
+/** The `answer` of an ask's call record, from its approval. */
+function answerOf(approval: { approved: boolean; by: EventOf<'approval'>['by']; for?: 'once' | 'run' }): NonNullable<CallRecord['answer']> {
+  if (approval.by === 'remembered') return 'remembered';
+  if (approval.approved) return approval.for === 'run' ? 'always' : 'yes';
+  return approval.by === 'person' ? 'no' : approval.by;
+}
+
+export function createRunFold(options: FoldOptions = {}): IncrementalFold {
+  const fold: RunFold = {
+    start: null,
+    gate: null,
+    worktree: null,
+    sandbox: null,
+    secrets: null,
+    setup: [],
+    steps: 0,
+    lastStep: 0,
+    usage: ZERO_USAGE,
+    // The price of a run with no way to price it is unknown, not free.
+    costUsd: options.price ? 0 : null,
+    finalText: '',
+    toolCalls: 0,
+    calls: [],
+    denied: [],
+    asked: [],
+    hooks: [],
+    checks: [],
+    checkRoundsUsed: 0,
+    fence: null,
+    hostChanges: null,
+    warnings: [],
+    end: null,
+    firstTime: null,
+    lastTime: null,
+  };
+  const calls = new Map<string, FoldedCall>();
+  const asks = new Map<string, CallRecord>();
+  const callOf = (id: string, step: number, tool: string): FoldedCall => {
+    let call = calls.get(id);
+    if (call === undefined) {
+      // A result or verdict whose call the trace lost (a damaged line): still counted where it belongs.
+      call = { id, step, tool, call: `${tool}(…)` };
+      calls.set(id, call);
+      fold.calls.push(call);
+    }
+    return call;
+  };
+  const warn = (warning: string): void => {
+    if (!fold.warnings.includes(warning)) fold.warnings.push(warning);
+  };
+
+  // Fields are copied one by one, not spread: an event read back carries the writer's
+  // envelope (v, seq, time...), which is no fact of the run.
+  const add = (event: RunEvent | TraceLine): void => {
+    if ('time' in event) {
+      const time = Date.parse(event.time);
+      if (!Number.isNaN(time)) {
+        fold.firstTime ??= time;
+        fold.lastTime = time;
+      }
+    }
+    if ('step' in event) fold.lastStep = Math.max(fold.lastStep, event.step);
+    switch (event.type) {
+      case 'run_start':
+        fold.start = { runId: event.runId, ticket: event.ticket, model: event.model, runDir: event.runDir, corral: event.corral, configDigest: event.configDigest };
+        break;
+      case 'run_gate':
+        fold.gate = { effect: event.effect, rule: event.rule, scope: event.scope, reason: event.reason, ...(event.source !== undefined ? { source: event.source } : {}), ...(event.approved !== undefined ? { approved: event.approved } : {}) };
+        break;
+      case 'worktree':
+        fold.worktree = { dir: event.dir, baseCommit: event.baseCommit };
+        break;
+      case 'sandbox':
+        fold.sandbox = { kind: event.kind, network: event.network, ...(event.reaper ? { reaper: event.reaper } : {}), ...(event.warning !== undefined ? { warning: event.warning } : {}) };
+        if (event.warning) warn(event.warning);
+        break;
+      case 'secrets_masked':
+        fold.secrets = { masked: event.masked, exposed: event.exposed };
+        if (event.exposed.length > 0) warn(`exposed to the agent by sandbox.expose: ${event.exposed.join(', ')}`);
+        break;
+      case 'setup':
+        fold.setup.push({ name: event.name, exitCode: event.exitCode, timedOut: event.timedOut, durationMs: event.durationMs, output: event.output });
+        break;
+      case 'policy':
+      case 'model_request':
+        break;
+      case 'model_response': {
+        fold.steps += 1;
+        fold.usage = addUsage(fold.usage, event.usage);
+        const cost = fold.start && options.price ? options.price(event.usage, fold.start.model) : null;
+        fold.costUsd = fold.costUsd === null || cost === null ? null : fold.costUsd + cost;
+        const text = event.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n').trim();
+        if (text) fold.finalText = text;
+        break;
+      }
+      case 'tool_call': {
+        fold.toolCalls += 1;
+        const call: FoldedCall = { id: event.id, step: event.step, tool: event.tool, call: describeCall(event.tool, event.input) };
+        calls.set(event.id, call);
+        fold.calls.push(call);
+        break;
+      }
+      case 'decision': {
+        const call = callOf(event.id, event.step, event.tool);
+        const decision = { effect: event.effect, rule: event.rule, scope: event.scope, reason: event.reason, ...(event.source !== undefined ? { source: event.source } : {}) };
+        call.decision = decision;
+        if (event.effect === 'allow') break;
+        const record: CallRecord = { step: call.step, tool: event.tool, ...decision, call: call.call };
+        if (event.effect === 'deny') fold.denied.push(record);
+        else {
+          fold.asked.push(record);
+          asks.set(event.id, record);
+        }
+        break;
+      }
+      case 'approval': {
+        const approval = { approved: event.approved, by: event.by, ...(event.for ? { for: event.for } : {}) };
+        callOf(event.id, event.step, event.tool).approval = approval;
+        const asked = asks.get(event.id);
+        if (asked) asked.answer = answerOf(approval);
+        break;
+      }
+      case 'hook': {
+        const hook = { step: event.step, event: event.event, command: event.command, exitCode: event.exitCode, timedOut: event.timedOut, durationMs: event.durationMs, blocked: event.blocked, stderr: event.stderr };
+        fold.hooks.push(hook);
+        // As the run warns: a hook that failed without blocking (not one whose changed script was refused).
+        if (!hook.blocked && hook.exitCode !== 0) {
+          const what = hook.timedOut ? 'timed out and was killed' : hook.exitCode === null ? 'could not run' : `exited ${hook.exitCode}`;
+          warn(`${hook.event} hook \`${hook.command}\` ${what}; the run went on without it`);
+        }
+        break;
+      }
+      case 'tool_result':
+        callOf(event.id, event.step, event.tool).result = { isError: event.isError, bytes: event.bytes, durationMs: event.durationMs };
+        break;
+      case 'check': {
+        // A new round replaces the last one's results: the run reports its last round.
+        if (event.round !== fold.checkRoundsUsed) {
+          fold.checkRoundsUsed = event.round;
+          fold.checks = [];
+        }
+        fold.checks.push({ name: event.name, passed: event.passed, exitCode: event.exitCode, durationMs: event.durationMs, output: event.output, ...(event.command !== undefined ? { command: event.command } : {}), ...(event.timedOut !== undefined ? { timedOut: event.timedOut } : {}) });
+        break;
+      }
+      case 'fence':
+        fold.fence = { ok: event.ok, verdicts: event.verdicts };
+        break;
+      case 'host':
+        fold.hostChanges = event.differences;
+        break;
+      case 'end':
+        fold.end = { status: event.status, exitCode: event.exitCode, reason: event.reason };
+        break;
+      default: {
+        const unknown: never = event;
+        throw new InternalError(`no fold for event ${JSON.stringify(unknown)}`);
+      }
+    }
+  };
+
+  // Without `run_start` the model is unknown, and so is what the run cost.
+  return { add, current: () => structuredClone(fold.start ? fold : { ...fold, costUsd: null }) };
+}
+
+/** The facts of a run's events, in one pass. */
+export function foldRun(events: readonly (RunEvent | TraceLine)[], options: FoldOptions = {}): RunFold {
+  const fold = createRunFold(options);
+  for (const event of events) fold.add(event);
+  return fold.current();
+}
+
+/**
+ * What a run's result needs that no event carries (yet): each is known to the run alone.
+ * docs/trace.md, "The fold", names the event that would carry each.
+ */
+export interface RunExtras {
+  durationMs: number;
+  /** The trace file. */
+  trace: string;
+  /** The commit the run started from, when no worktree was made (a run stopped by its run.start gate). */
+  baseCommit?: string;
+  budgetExhausted?: BudgetKind;
+  approvalsNeeded?: string;
+  patch?: string;
+  branch?: string;
+  /** Where the worktree was kept. */
+  worktree?: string;
+  /** The check rounds started, when one ran no check (a ticket without checks): no event tells such a round. */
+  checkRoundsUsed?: number;
+  /** Every warning of the run, including those no event tells (cleanup that failed, a kept worktree). */
+  warnings: string[];
+}
+
+/** A run's result from the fold of its events: they must include its `run_start` and `end`. */
+export function runResultOf(fold: RunFold, extras: RunExtras): RunResult {
+  const { start, end } = fold;
+  if (!start || !end) throw new InternalError(`a run's result needs its ${start ? 'end' : 'run_start'} event`);
+  const checks = fold.checks.map((check): CheckResult => {
+    if (check.command === undefined || check.timedOut === undefined) throw new InternalError(`check ${check.name}: its event carries no command or timedOut`);
+    return { name: check.name, command: check.command, passed: check.passed, exitCode: check.exitCode, timedOut: check.timedOut, durationMs: check.durationMs, output: check.output };
+  });
+  const baseCommit = fold.worktree?.baseCommit ?? extras.baseCommit;
+  return {
+    runId: start.runId,
+    ticket: start.ticket,
+    status: end.status,
+    exitCode: end.exitCode,
+    reason: end.reason,
+    ...(extras.budgetExhausted ? { budgetExhausted: extras.budgetExhausted } : {}),
+    model: start.model,
+    steps: fold.steps,
+    usage: fold.usage,
+    costUsd: fold.costUsd,
+    durationMs: extras.durationMs,
+    ...(baseCommit ? { baseCommit } : {}),
+    changes: fold.fence?.verdicts ?? [],
+    ...(fold.hostChanges && fold.hostChanges.length > 0 ? { hostChanges: fold.hostChanges } : {}),
+    checks,
+    checkRoundsUsed: Math.max(fold.checkRoundsUsed, extras.checkRoundsUsed ?? 0),
+    toolCalls: fold.toolCalls,
+    denied: fold.denied,
+    asked: fold.asked,
+    ...(extras.approvalsNeeded ? { approvalsNeeded: extras.approvalsNeeded } : {}),
+    followUps: extractFollowUps(fold.finalText),
+    finalText: fold.finalText,
+    runDir: start.runDir,
+    ...(extras.patch ? { patch: extras.patch } : {}),
+    trace: extras.trace,
+    ...(extras.branch ? { branch: extras.branch } : {}),
+    ...(extras.worktree ? { worktree: extras.worktree } : {}),
+    ...(fold.sandbox ? { sandbox: fold.sandbox.kind } : {}),
+    warnings: extras.warnings,
+  };
+}
