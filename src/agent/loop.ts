@@ -124,8 +124,9 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
       if (error instanceof ModelApiError) return { kind: 'model_error', message: error.message, finalText };
       throw error;
     }
-    meter.record(turn.usage, options.priceTurn(turn.usage));
-    emit({ type: 'model_response', step, stopReason: turn.stopReason, usage: turn.usage, content: turn.content, durationMs: Date.now() - started });
+    const costUsd = options.priceTurn(turn.usage);
+    meter.record(turn.usage, costUsd);
+    emit({ type: 'model_response', step, stopReason: turn.stopReason, usage: turn.usage, content: turn.content, durationMs: Date.now() - started, costUsd });
 
     const text = turn.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n').trim();
     if (text) finalText = text;

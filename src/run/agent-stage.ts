@@ -5,33 +5,25 @@ import { sandboxConfinement } from '../guard/sandbox/sandbox.js';
 import { isReplayModel } from '../ticket/model-id.js';
 import { toolSpecs } from '../tools/index.js';
 import type { Outcome } from '../trace/outcome.js';
-import type { CheckResult } from '../trace/result.js';
 import { formatCheckFeedback, runChecks, runTicketCommand } from './checks.js';
 import type { Run } from './prepare.js';
 import type { RunWorkspace, Workspace } from './workspace-stage.js';
 
 const MAX_TOKENS = 8_192;
 
-/** What the agent stage leaves for the judge: how it ended, and the last round of checks. */
-export interface AgentEnd {
-  outcome: Outcome;
-  checks: CheckResult[];
-  checkRounds: number;
-}
-
 /**
  * The ticket's setup, then the agent loop, driven from here: each request the loop
  * yields (a call, the Stop hooks, the checks) is answered by this run's workspace, so the
  * loop never calls up into the run.
  */
-export async function runAgent(run: Run, pending: RunWorkspace): Promise<AgentEnd> {
-  const end: AgentEnd = { outcome: undefined, checks: [], checkRounds: 0 };
+export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome> {
   const { ticket, options } = run;
+  let outcome: Outcome;
   try {
     if (ticket.setup.length > 0) {
       const workspace = await pending.ready;
-      end.outcome = await runSetup(run, workspace);
-      if (end.outcome) return end;
+      const failed = await runSetup(run, workspace);
+      if (failed) return failed;
       workspace.maskSecrets();
     }
     const confinement = await sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH);
@@ -50,9 +42,9 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<AgentEn
     });
     let next = await loop.next();
     while (!next.done) {
-      next = await loop.next(await answer(run, await pending.ready, next.value, end));
+      next = await loop.next(await answer(run, await pending.ready, next.value));
     }
-    end.outcome = next.value;
+    outcome = next.value;
   } finally {
     // Whatever ended the loop (an interrupt included), the workspace is made or has failed
     // before the result is judged.
@@ -60,10 +52,10 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<AgentEn
   }
   // A workspace that could not be made is the run's failure, not the loop's interruption.
   await pending.ready;
-  return end;
+  return outcome;
 }
 
-async function answer(run: Run, workspace: Workspace, request: LoopRequest, end: AgentEnd): Promise<LoopAnswer> {
+async function answer(run: Run, workspace: Workspace, request: LoopRequest): Promise<LoopAnswer> {
   const { pipeline } = workspace;
   switch (request.kind) {
     case 'tool': {
@@ -75,10 +67,10 @@ async function answer(run: Run, workspace: Workspace, request: LoopRequest, end:
     case 'stop':
       return pipeline.hooks('Stop', { stop_hook_active: request.active }, request.signal, request.step);
     case 'checks': {
-      end.checkRounds = request.round;
-      end.checks = await runChecks(run.ticket.checks, workspace.commands, request.round, run.emit, request.signal);
-      const passed = end.checks.every((check) => check.passed);
-      return { passed, feedback: passed ? '' : formatCheckFeedback(end.checks, request.round, run.ticket.checkRounds) };
+      const checks = await runChecks(run.ticket.checks, workspace.commands, request.round, run.emit, request.signal);
+      const passed = checks.every((check) => check.passed);
+      run.emit({ type: 'check_round', round: request.round, passed });
+      return { passed, feedback: passed ? '' : formatCheckFeedback(checks, request.round, run.ticket.checkRounds) };
     }
   }
 }

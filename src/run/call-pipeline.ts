@@ -7,11 +7,9 @@ import { staysInProcessGroup } from '../guard/process-group.js';
 import { refusalText } from '../guard/refusal.js';
 import type { HookEvent, HooksConfig } from '../policy/hooks-schema.js';
 import type { Decision } from '../policy/types.js';
-import { describeCall } from '../text/describe-call.js';
 import { parseToolCall } from '../tools/index.js';
 import type { ToolContext, ToolDefinition } from '../tools/types.js';
 import type { EmitEvent } from '../trace/events.js';
-import type { CallRecord } from '../trace/result.js';
 import type { BuiltInRule } from '../policy/rule-ids.js';
 
 // One tool call from the model's request to its result, in numbered phases over a call
@@ -109,17 +107,10 @@ export interface CallPipeline {
   hooks(event: HookEvent, payload: HookPayload, signal: AbortSignal, step: number): Promise<HookOutcome>;
   /** Denied or refused calls in a row; an allowed call resets it, an invalid one (a model's slip) counts neither way. */
   readonly refusalsInARow: number;
-  readonly calls: number;
-  readonly denied: CallRecord[];
-  /** Every ask, with its answer. */
-  readonly asked: CallRecord[];
 }
 
 export function createCallPipeline(site: PipelineSite): CallPipeline {
   const { emit } = site;
-  const denied: CallRecord[] = [];
-  const asked: CallRecord[] = [];
-  let calls = 0;
   let refusalsInARow = 0;
 
   const hooks = async (event: HookEvent, payload: HookPayload, signal: AbortSignal, step: number): Promise<HookOutcome> => {
@@ -164,14 +155,8 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     }
   };
 
-  const record = (call: Call, into: CallRecord[]): void => {
-    const answer = call.answer === undefined ? {} : { answer: answerName(call.answer) };
-    into.push({ step: call.step, tool: call.use.name, ...call.decision!, call: describeCall(call.use.name, call.use.input), ...answer });
-  };
-
-  /** Ends a call the policy refused: recorded, counted, and answered with the verdict. */
-  const refuse = (call: Call, into: CallRecord[]): void => {
-    record(call, into);
+  /** Ends a call the policy refused: counted, and answered with the verdict. */
+  const refuse = (call: Call): void => {
     refusalsInARow += 1;
     call.output = { content: refusalText(call.decision!), isError: true };
     call.ended = true;
@@ -189,7 +174,6 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     call.judged = invalid;
     call.decision = invalid.verdict.decision;
     note(call, 'decision');
-    record(call, denied);
     call.output = { content: invalid.invalid!, isError: true };
     call.ended = true;
   };
@@ -203,7 +187,7 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     else if (pre.ask !== undefined) call.hookAsk = pre.ask;
     if (call.decision === undefined) return;
     note(call, 'decision');
-    refuse(call, denied);
+    refuse(call);
   };
 
   // 3. The guard, through the one judge every command shares.
@@ -214,7 +198,7 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     if (call.hookAsk !== undefined && decision.effect === 'allow') decision = { effect: 'ask', rule: 'hook.PreToolUse' satisfies BuiltInRule, scope: 'hook', reason: call.hookAsk };
     call.decision = decision;
     note(call, 'decision');
-    if (decision.effect === 'deny') refuse(call, denied);
+    if (decision.effect === 'deny') refuse(call);
   };
 
   // 4. An ask goes to the approver, with the validated input.
@@ -222,8 +206,7 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     if (call.decision!.effect !== 'ask') return;
     call.answer = await askApprover(site, call);
     note(call, 'approval');
-    if (call.answer.approved) record(call, asked);
-    else refuse(call, asked);
+    if (!call.answer.approved) refuse(call);
   };
 
   // 5. Only now does anything run.
@@ -254,7 +237,6 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
 
   return {
     async run(use, step, context) {
-      calls += 1;
       const call: Call = { step, use, signal: context.signal, started: performance.now() };
       note(call, 'start');
       for (const phase of PHASES) {
@@ -268,11 +250,6 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     get refusalsInARow() {
       return refusalsInARow;
     },
-    get calls() {
-      return calls;
-    },
-    denied,
-    asked,
   };
 }
 
@@ -296,12 +273,6 @@ async function askApprover(site: PipelineSite, call: Call): Promise<ApprovalAnsw
     // An approver that fails (the terminal went away) never approves.
     return { approved: false, by: 'person' };
   }
-}
-
-function answerName(answer: ApprovalAnswer): NonNullable<CallRecord['answer']> {
-  if (answer.by === 'remembered') return 'remembered';
-  if (answer.approved) return answer.scope === 'run' ? 'always' : 'yes';
-  return answer.by === 'person' ? 'no' : answer.by;
 }
 
 /** The parsed commands and resolved paths a decision was made from, as the trace records them. */

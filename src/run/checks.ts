@@ -45,7 +45,7 @@ export async function runChecks(
   for (const check of checks) {
     if (signal.aborted) break;
     const result = await runTicketCommand(check, site, signal);
-    emit({ type: 'check', round, name: result.name, passed: result.passed, exitCode: result.exitCode, durationMs: result.durationMs, output: result.output });
+    emit({ type: 'check', round, name: result.name, command: result.command, passed: result.passed, exitCode: result.exitCode, timedOut: result.timedOut, durationMs: result.durationMs, output: result.output });
     results.push(result);
   }
   return results;

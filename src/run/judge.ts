@@ -2,20 +2,16 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findAddedSecrets, type SecretValue } from '../text/redact.js';
 import { decideStatus, type Outcome, type RunStatus } from '../trace/outcome.js';
-import type { FenceVerdict } from '../trace/records.js';
 import { listChanges, snapshotWorktree } from '../workspace/changes.js';
-import { checkFence, type FenceResult } from '../workspace/fence.js';
+import { checkFence } from '../workspace/fence.js';
 import { commitToBranch, diffSnapshot } from '../workspace/keep.js';
 import type { Run } from './prepare.js';
 import type { RunWorkspace } from './workspace-stage.js';
 
-/** The run judged: its status, and what of its work was kept where. */
+/** The run judged: its status, and what of its work was kept where (the fence and host verdicts are events). */
 export interface Judgement {
   status: RunStatus;
   reason: string;
-  changes: FenceVerdict[];
-  /** How the host repository differs from before the run; empty when it does not. */
-  hostChanges: string[];
   patch?: string;
   branch?: string;
 }
@@ -27,10 +23,8 @@ export interface Judgement {
  */
 export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome): Promise<Judgement> {
   const workspace = await pending.ready.catch(() => undefined);
-  if (workspace === undefined) return { ...decideStatus(outcome, { ok: true, verdicts: [] }, run.ticket), changes: [], hostChanges: [] };
+  if (workspace === undefined) return decideStatus(outcome, { ok: true, verdicts: [] }, run.ticket);
   const { ticket, runId } = run;
-  let fence: FenceResult = { ok: true, verdicts: [] };
-  let hostChanges: string[] = [];
   let patch: string | undefined;
   try {
     // The host's state is read beside the snapshot: one is the host repository, the other
@@ -40,7 +34,7 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
     const snapshot = await snapshotWorktree(workspace.worktree);
     try {
       const changes = await listChanges(snapshot);
-      fence = checkFence(changes, ticket.allow, ticket.forbid);
+      const fence = checkFence(changes, ticket.allow, ticket.forbid);
       run.emit({ type: 'fence', ok: fence.ok, verdicts: fence.verdicts });
       // No change against the base is an empty patch: no git process needed to say so.
       const bytes = changes.length === 0 ? Buffer.alloc(0) : await diffSnapshot(snapshot);
@@ -48,9 +42,9 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
       const patchFile = path.join(run.runDir, 'patch.diff');
       await writeFile(patchFile, leaked ? leaked.redacted : bytes);
       patch = patchFile;
-      hostChanges = await hostChanged;
+      const hostChanges = await hostChanged;
       run.emit({ type: 'host', ok: hostChanges.length === 0, differences: hostChanges });
-      const kept = { changes: fence.verdicts, hostChanges, patch };
+      const kept = { patch };
       if (leaked) {
         return { status: 'fence_violated', reason: `the change contains ${describeSecrets(leaked.added, run.secrets)}; it was redacted in the patch and not committed`, ...kept };
       }
@@ -72,7 +66,7 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
     if (patch === undefined) pending.keep();
     // An interruption stays an interruption even if recording then failed.
     const status: RunStatus = outcome?.kind === 'interrupted' ? 'interrupted' : 'internal_error';
-    return { status, reason: `could not record the result: ${detail}`, changes: fence.verdicts, hostChanges, ...(patch ? { patch } : {}) };
+    return { status, reason: `could not record the result: ${detail}`, ...(patch ? { patch } : {}) };
   }
 }
 

@@ -14,7 +14,8 @@ import { resolveCommit } from '../git/git.js';
 import { CORRAL_VERSION } from '../package.js';
 import { createRedactor, secretValues, type SecretValue } from '../text/redact.js';
 import type { Ticket } from '../ticket/types.js';
-import { fanOut, type EmitEvent } from '../trace/events.js';
+import { foldAndFanOut, type EmitEvent } from '../trace/events.js';
+import { createRunFold, type IncrementalFold } from '../trace/fold.js';
 import { createTraceWriter } from '../trace/write.js';
 import { modelOf } from './preflight.js';
 
@@ -60,8 +61,10 @@ export interface Run {
   emit: EmitEvent;
   meter: BudgetMeter;
   approver: Approver;
-  /** Said once each, in the summary and the JSON report. */
-  warnings: string[];
+  /** The facts of the run so far, folded from its events as they are emitted: the result is made from them. */
+  fold: IncrementalFold;
+  /** Tells a person something that does not change the outcome: a `warning` event, each message once. */
+  warn(message: string): void;
 }
 
 export function makeRunId(ticketId: string, now: number): string {
@@ -92,9 +95,16 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
   const secrets = secretValues(options.env);
   const redact = createRedactor(secrets);
   const traceFile = path.join(runDir, 'trace.jsonl');
-  const emit = fanOut(createTraceWriter(traceFile, runId, ticket.id, redact, now), options.onEvent ?? (() => undefined));
+  const fold = createRunFold();
+  const emit = foldAndFanOut(fold, createTraceWriter(traceFile, runId, ticket.id, redact, now), options.onEvent ?? (() => undefined));
+  const warned = new Set<string>();
+  const warn = (message: string): void => {
+    if (warned.has(message)) return;
+    warned.add(message);
+    emit({ type: 'warning', message });
+  };
   const ticketRef = { id: ticket.id, file: ticket.file, ...(ticket.title ? { title: ticket.title } : {}) };
-  emit({ type: 'run_start', runId, ticket: ticketRef, model: modelId, runDir, corral: CORRAL_VERSION, configDigest: configDigest(settings, ticket) });
+  emit({ type: 'run_start', runId, ticket: ticketRef, model: modelId, runDir, corral: CORRAL_VERSION, configDigest: configDigest(settings, ticket), baseCommit, trace: traceFile });
   const approvalsFile = path.join(runDir, 'approvals-needed.yaml');
   return {
     ticket,
@@ -115,6 +125,7 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
     emit,
     meter: new BudgetMeter(ticket.budget, startedAt, now),
     approver: createApprover({ ...(options.prompt ? { prompt: options.prompt } : {}), approvalsFile, redact }),
-    warnings: [],
+    fold,
+    warn,
   };
 }

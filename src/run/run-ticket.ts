@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { decideRunStart } from '../guard/run-start.js';
 import { runStartRules } from '../policy/stack.js';
 import type { Ticket } from '../ticket/types.js';
+import { runResultOf } from '../trace/fold.js';
 import { decideStatus, exitCodeOf, type Outcome } from '../trace/outcome.js';
-import { extractFollowUps, type RunResult } from '../trace/result.js';
-import { runAgent, type AgentEnd } from './agent-stage.js';
-import type { CallPipeline } from './call-pipeline.js';
+import type { RunResult } from '../trace/result.js';
+import { runAgent } from './agent-stage.js';
 import { judgeRun, type Judgement } from './judge.js';
 import { prepareRun, type Run, type RunOptions } from './prepare.js';
 import { openWorkspace } from './workspace-stage.js';
@@ -14,42 +14,38 @@ export type { RunOptions } from './prepare.js';
 
 /** What the stages leave for the record, filled in as each ends. */
 interface RunEnd {
-  agent: AgentEnd;
+  outcome: Outcome;
   judgement?: Judgement;
-  /** The calls the run made (absent when it never got a workspace). */
-  calls?: Pick<CallPipeline, 'calls' | 'denied' | 'asked'>;
-  sandbox?: 'bwrap' | 'none';
   /** Where the worktree stays (`--keep`, or a patch that could not be written). */
   kept?: string;
 }
 
 /**
  * One ticket, as named stages each done once: prepare → open the workspace → run the
- * agent → judge → record. Whatever happens in between, the run is recorded.
+ * agent → judge → record. Whatever happens in between, the run is recorded, and its
+ * result is the fold of the events it recorded.
  */
 export async function runTicket(ticket: Ticket, options: RunOptions): Promise<RunResult> {
   const run = await prepareRun(ticket, options);
-  const end: RunEnd = { agent: { outcome: undefined, checks: [], checkRounds: 0 } };
+  const end: RunEnd = { outcome: undefined };
   try {
     await runStages(run, end);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     // Cleanup never hides a judged result: a failure after the judge is a warning.
-    if (end.judgement) run.warnings.push(`could not clean up after the run: ${reason}`);
-    else end.agent.outcome = { kind: 'internal_error', reason };
+    if (end.judgement) run.warn(`could not clean up after the run: ${reason}`);
+    else end.outcome = { kind: 'internal_error', reason };
   }
   return recordRun(run, end);
 }
 
 async function runStages(run: Run, end: RunEnd): Promise<void> {
-  end.agent.outcome = await gateRunStart(run);
-  if (end.agent.outcome) return;
+  end.outcome = await gateRunStart(run);
+  if (end.outcome) return;
   await using workspace = openWorkspace(run);
   // An agent stage that fails still has its work judged and kept.
-  end.agent = await runAgent(run, workspace).catch((error: unknown) => ({ ...end.agent, outcome: { kind: 'internal_error', reason: error instanceof Error ? error.message : String(error) } }));
-  end.judgement = await judgeRun(run, workspace, end.agent.outcome);
-  const made = await workspace.ready.catch(() => undefined);
-  if (made) Object.assign(end, { calls: made.pipeline, sandbox: made.sandbox.kind });
+  end.outcome = await runAgent(run, workspace).catch((error: unknown): Outcome => ({ kind: 'internal_error', reason: error instanceof Error ? error.message : String(error) }));
+  end.judgement = await judgeRun(run, workspace, end.outcome);
   if (workspace.kept) end.kept = workspace.kept;
 }
 
@@ -73,43 +69,18 @@ async function gateRunStart({ ticket, settings, approver, options, emit }: Run):
   return { kind: 'not_started', reason: `the run ${how} by run.start rule ${decision.rule} (${decision.source ?? decision.scope}): ${decision.reason}` };
 }
 
-/** The last stage: the `end` event, and the result the summary and reports are made from. */
+/** The last stage: where everything was kept, the `end` event, and the result folded from the run's events. */
 function recordRun(run: Run, end: RunEnd): RunResult {
-  const { outcome } = end.agent;
-  const judged = end.judgement ?? { ...decideStatus(outcome, { ok: true, verdicts: [] }, run.ticket), changes: [], hostChanges: [] };
-  const { status, reason } = judged;
-  const exitCode = exitCodeOf(status);
-  run.emit({ type: 'end', status, exitCode, reason });
-  const finalText = outcome && 'finalText' in outcome ? outcome.finalText : '';
-  return {
-    runId: run.runId,
-    ticket: run.ticketRef,
-    status,
-    exitCode,
-    reason,
-    ...(outcome?.kind === 'budget_exhausted' ? { budgetExhausted: outcome.exceeded.which } : {}),
-    model: run.modelId,
-    steps: run.meter.steps,
-    usage: run.meter.usage,
-    costUsd: run.meter.costUsd,
-    durationMs: run.now() - run.startedAt,
-    baseCommit: run.baseCommit,
-    changes: judged.changes,
-    ...(judged.hostChanges.length > 0 ? { hostChanges: judged.hostChanges } : {}),
-    checks: end.agent.checks,
-    checkRoundsUsed: end.agent.checkRounds,
-    toolCalls: end.calls?.calls ?? 0,
-    denied: end.calls?.denied ?? [],
-    asked: end.calls?.asked ?? [],
-    ...(existsSync(run.approvalsFile) ? { approvalsNeeded: run.approvalsFile } : {}),
-    followUps: extractFollowUps(finalText),
-    finalText,
-    runDir: run.runDir,
-    ...(judged.patch ? { patch: judged.patch } : {}),
-    trace: run.traceFile,
-    ...(judged.branch ? { branch: judged.branch } : {}),
+  const { outcome } = end;
+  const { status, reason, patch, branch }: Judgement = end.judgement ?? decideStatus(outcome, { ok: true, verdicts: [] }, run.ticket);
+  run.emit({
+    type: 'kept',
+    ...(patch ? { patch } : {}),
+    ...(branch ? { branch } : {}),
     ...(end.kept ? { worktree: end.kept } : {}),
-    ...(end.sandbox ? { sandbox: end.sandbox } : {}),
-    warnings: run.warnings,
-  };
+    ...(existsSync(run.approvalsFile) ? { approvalsNeeded: run.approvalsFile } : {}),
+  });
+  const budget = outcome?.kind === 'budget_exhausted' ? { budget: outcome.exceeded.which } : {};
+  run.emit({ type: 'end', status, exitCode: exitCodeOf(status), reason, durationMs: run.now() - run.startedAt, ...budget });
+  return runResultOf(run.fold.current());
 }

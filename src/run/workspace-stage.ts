@@ -58,7 +58,7 @@ export function openWorkspace(run: Run): RunWorkspace {
   let keep = run.options.keep;
   let removal: Promise<void> | undefined;
   const remove = (worktree: Worktree): Promise<void> =>
-    (removal ??= removeWorktree(worktree).catch((error: unknown) => void run.warnings.push(`could not remove the worktree ${worktree.dir}: ${String(error)}`)));
+    (removal ??= removeWorktree(worktree).catch((error: unknown) => run.warn(`could not remove the worktree ${worktree.dir}: ${String(error)}`)));
   // Begun on the next turn of the event loop, after the first request has gone out:
   // starting each git process blocks this thread while it forks.
   const ready = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
@@ -68,7 +68,7 @@ export function openWorkspace(run: Run): RunWorkspace {
       // Like the worktree: gone even when a second Ctrl-C ends the process before this stack is released.
       const forget = trackLeftover(() => rmSync(tempDir, { recursive: true, force: true }));
       stack.defer(async () => {
-        await rm(tempDir, { recursive: true, force: true }).catch(() => run.warnings.push(`could not remove ${tempDir}`));
+        await rm(tempDir, { recursive: true, force: true }).catch(() => run.warn(`could not remove ${tempDir}`));
         forget();
       });
     }),
@@ -85,7 +85,7 @@ export function openWorkspace(run: Run): RunWorkspace {
     },
     keep: () => {
       keep = true;
-      if (made !== undefined) run.warnings.push(`the worktree was kept because the patch could not be written: ${made.dir}`);
+      if (made !== undefined) run.warn(`the worktree was kept because the patch could not be written: ${made.dir}`);
     },
     get kept() {
       return keep ? made?.dir : undefined;
@@ -142,7 +142,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   // Without a sandbox, what ends a command's processes is said too, and never silently missing.
   const reaper = sandbox.containsProcesses ? undefined : await (reaperFound ?? findSubreaper());
   const sandboxWarnings = [sandbox.warning, reaper?.kind === 'none' ? `${NO_SUBREAPER_WARNING} (${reaper.reason})` : undefined].filter((w): w is string => w !== undefined);
-  run.warnings.push(...sandboxWarnings);
+  for (const warning of sandboxWarnings) run.warn(warning);
   emit({
     type: 'sandbox',
     kind: sandbox.kind,
@@ -161,7 +161,6 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     exposed: ticket.sandboxExpose,
   });
   emit({ type: 'policy', rules: guard.policy.rules.map((rule) => ({ id: rule.id, effect: rule.effect, scope: rule.scope })), defaultEffect: guard.policy.defaultEffect });
-  const brokenHooks = new Set<string>();
   const pipeline = createCallPipeline({
     guard,
     approver: run.approver,
@@ -173,11 +172,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
       const changed = hookScripts.find((file) => digests.get(file) !== hookDigests.get(file));
       return changed === undefined ? null : path.relative(worktree.dir, changed);
     },
-    onBrokenHook: (event, command, what) => {
-      const warning = `${event} hook \`${command}\` ${what}; the run went on without it`;
-      if (!brokenHooks.has(warning)) run.warnings.push(warning);
-      brokenHooks.add(warning);
-    },
+    onBrokenHook: (event, command, what) => run.warn(`${event} hook \`${command}\` ${what}; the run went on without it`),
     emit,
   });
   const workspace: Workspace = {
@@ -193,7 +188,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
       // and the checks (which run the agent's code) see them as empty.
       const { masked, exposed } = sandbox.maskSecrets();
       emit({ type: 'secrets_masked', masked: [...masked], exposed: [...exposed] });
-      if (exposed.length > 0) run.warnings.push(`exposed to the agent by sandbox.expose: ${exposed.join(', ')}`);
+      if (exposed.length > 0) run.warn(`exposed to the agent by sandbox.expose: ${exposed.join(', ')}`);
     },
     hostChanges: async () => hostDifferences(hostBefore, await recordHostState(ticket.repo, hostBefore)),
   };

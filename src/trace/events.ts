@@ -35,7 +35,19 @@ function event<const T extends string, S extends z.ZodRawShape>(type: T, shape: 
 
 // One object schema a `type`, in the order a run writes them.
 const EVENT_SCHEMAS = [
-  event('run_start', { runId: z.string(), ticket: TicketRef, model: z.string(), runDir: z.string(), corral: z.string(), configDigest: z.string() }),
+  event('run_start', {
+    runId: z.string(),
+    ticket: TicketRef,
+    model: z.string(),
+    runDir: z.string(),
+    corral: z.string(),
+    configDigest: z.string(),
+    // Optional only so that traces written before they were added still read.
+    /** The commit the run starts from. */
+    baseCommit: z.string().optional(),
+    /** This trace file. */
+    trace: z.string().optional(),
+  }),
   event('run_gate', { ...decided, approved: z.boolean().optional() }),
   event('worktree', { dir: z.string(), baseCommit: z.string() }),
   event('sandbox', {
@@ -49,7 +61,15 @@ const EVENT_SCHEMAS = [
   event('setup', { name: z.string(), exitCode: z.number().nullable(), timedOut: z.boolean(), durationMs: z.number(), output: z.string() }),
   event('policy', { rules: z.array(z.object({ id: z.string(), effect: z.string(), scope: z.string() })), defaultEffect: z.string() }),
   event('model_request', { step: z.number(), messages: z.number(), bytes: z.number() }),
-  event('model_response', { step: z.number(), stopReason: z.string().min(1), usage: Usage, content: z.array(Block), durationMs: z.number() }),
+  event('model_response', {
+    step: z.number(),
+    stopReason: z.string().min(1),
+    usage: Usage,
+    content: z.array(Block),
+    durationMs: z.number(),
+    /** What the turn cost in US dollars, priced as the run priced it; null when it could not be priced. */
+    costUsd: z.number().nullable().optional(),
+  }),
   event('tool_call', { step: z.number(), id: z.string(), tool: z.string(), input: z.unknown() }),
   event('hook', { step: z.number(), event: z.string(), command: z.string(), exitCode: z.number().nullable(), timedOut: z.boolean(), durationMs: z.number(), blocked: z.boolean(), stderr: z.string() }),
   event('decision', { step: z.number(), id: z.string(), tool: z.string(), ...decided, commands: z.array(z.array(z.string())), paths: z.array(z.string()) }),
@@ -70,13 +90,33 @@ const EVENT_SCHEMAS = [
     exitCode: z.number().nullable(),
     durationMs: z.number(),
     output: z.string(),
-    // Optional until the run emits them; the run's result needs both (runResultOf).
+    // Optional only so that traces written before they were added still read.
     command: z.string().optional(),
     timedOut: z.boolean().optional(),
   }),
+  /** A round of checks ended (one with no check at all passes). */
+  event('check_round', { round: z.number(), passed: z.boolean() }),
   event('fence', { ok: z.boolean(), verdicts: z.array(Verdict) }),
   event('host', { ok: z.boolean(), differences: z.array(z.string()) }),
-  event('end', { status: z.enum(RUN_STATUSES), exitCode: z.number(), reason: z.string() }),
+  /** Where the run's work and records were kept. */
+  event('kept', {
+    patch: z.string().optional(),
+    branch: z.string().optional(),
+    /** The worktree, when it stays (`--keep`, or a patch that could not be written). */
+    worktree: z.string().optional(),
+    /** The refused asks, written as rules for a person to review. */
+    approvalsNeeded: z.string().optional(),
+  }),
+  /** Something a person should know about the run that did not change its outcome. */
+  event('warning', { message: z.string() }),
+  event('end', {
+    status: z.enum(RUN_STATUSES),
+    exitCode: z.number(),
+    reason: z.string(),
+    durationMs: z.number().optional(),
+    /** Which budget ran out, when status is budget_exhausted. */
+    budget: z.enum(['steps', 'tokens', 'minutes', 'usd']).optional(),
+  }),
 ] as const;
 
 /** What the writer puts around every event (docs/trace.md, "Every line"). */
@@ -118,6 +158,18 @@ const sameShapes: [Same<z.infer<typeof Usage>, TokenUsage>, Same<z.infer<typeof 
 void sameShapes;
 
 export type EmitEvent = (event: RunEvent) => void;
+
+/**
+ * Feeds each event to `fold` first, then fans it out: a fold that fails is a bug and
+ * stops the run, where a failing reporter never does.
+ */
+export function foldAndFanOut(fold: { add(event: RunEvent): void }, ...subscribers: EmitEvent[]): EmitEvent {
+  const fanned = fanOut(...subscribers);
+  return (event) => {
+    fold.add(event);
+    fanned(event);
+  };
+}
 
 /** Fans one event out to every subscriber; a failing reporter never breaks the run. */
 export function fanOut(...subscribers: EmitEvent[]): EmitEvent {

@@ -1,8 +1,7 @@
 import { InternalError } from '../errors.js';
 import { describeCall } from '../text/describe-call.js';
 import type { EventOf, RunEvent, TraceLine } from './events.js';
-import { addUsage, ZERO_USAGE, type BudgetKind, type FenceVerdict, type TokenUsage } from './records.js';
-import type { RunStatus } from './outcome.js';
+import { addUsage, ZERO_USAGE, type FenceVerdict, type TokenUsage } from './records.js';
 import { extractFollowUps, type CallRecord, type CheckResult, type RunResult } from './result.js';
 
 // A run's facts folded from its events, one event at a time: the same fold runs live (fed
@@ -56,9 +55,11 @@ export interface RunFold {
   fence: { ok: boolean; verdicts: FenceVerdict[] } | null;
   /** What changed in the host repository; null before the `host` event. */
   hostChanges: string[] | null;
-  /** The warnings the events tell: the sandbox's, secrets exposed by config, hooks that broke. */
+  /** The run's warnings, each once, in order. */
   warnings: string[];
-  end: { status: RunStatus; exitCode: number; reason: string } | null;
+  /** Where the work and records were kept. */
+  kept: Omit<EventOf<'kept'>, 'type'>;
+  end: Omit<EventOf<'end'>, 'type'> | null;
   /** Milliseconds since the epoch of the first and last line; null for events without the writer's envelope. */
   firstTime: number | null;
   lastTime: number | null;
@@ -93,8 +94,8 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
     steps: 0,
     lastStep: 0,
     usage: ZERO_USAGE,
-    // The price of a run with no way to price it is unknown, not free.
-    costUsd: options.price ? 0 : null,
+    // Nothing spent until a turn is answered; a turn that cannot be priced makes it unknown, not free.
+    costUsd: 0,
     finalText: '',
     toolCalls: 0,
     calls: [],
@@ -106,6 +107,7 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
     fence: null,
     hostChanges: null,
     warnings: [],
+    kept: {},
     end: null,
     firstTime: null,
     lastTime: null,
@@ -139,7 +141,16 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
     if ('step' in event) fold.lastStep = Math.max(fold.lastStep, event.step);
     switch (event.type) {
       case 'run_start':
-        fold.start = { runId: event.runId, ticket: event.ticket, model: event.model, runDir: event.runDir, corral: event.corral, configDigest: event.configDigest };
+        fold.start = {
+          runId: event.runId,
+          ticket: event.ticket,
+          model: event.model,
+          runDir: event.runDir,
+          corral: event.corral,
+          configDigest: event.configDigest,
+          ...(event.baseCommit !== undefined ? { baseCommit: event.baseCommit } : {}),
+          ...(event.trace !== undefined ? { trace: event.trace } : {}),
+        };
         break;
       case 'run_gate':
         fold.gate = { effect: event.effect, rule: event.rule, scope: event.scope, reason: event.reason, ...(event.source !== undefined ? { source: event.source } : {}), ...(event.approved !== undefined ? { approved: event.approved } : {}) };
@@ -149,11 +160,9 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
         break;
       case 'sandbox':
         fold.sandbox = { kind: event.kind, network: event.network, ...(event.reaper ? { reaper: event.reaper } : {}), ...(event.warning !== undefined ? { warning: event.warning } : {}) };
-        if (event.warning) warn(event.warning);
         break;
       case 'secrets_masked':
         fold.secrets = { masked: event.masked, exposed: event.exposed };
-        if (event.exposed.length > 0) warn(`exposed to the agent by sandbox.expose: ${event.exposed.join(', ')}`);
         break;
       case 'setup':
         fold.setup.push({ name: event.name, exitCode: event.exitCode, timedOut: event.timedOut, durationMs: event.durationMs, output: event.output });
@@ -164,7 +173,8 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
       case 'model_response': {
         fold.steps += 1;
         fold.usage = addUsage(fold.usage, event.usage);
-        const cost = fold.start && options.price ? options.price(event.usage, fold.start.model) : null;
+        // The run's own price when the event carries it; older traces are priced here.
+        const cost = event.costUsd !== undefined ? event.costUsd : fold.start && options.price ? options.price(event.usage, fold.start.model) : null;
         fold.costUsd = fold.costUsd === null || cost === null ? null : fold.costUsd + cost;
         const text = event.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n').trim();
         if (text) fold.finalText = text;
@@ -200,11 +210,6 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
       case 'hook': {
         const hook = { step: event.step, event: event.event, command: event.command, exitCode: event.exitCode, timedOut: event.timedOut, durationMs: event.durationMs, blocked: event.blocked, stderr: event.stderr };
         fold.hooks.push(hook);
-        // As the run warns: a hook that failed without blocking (not one whose changed script was refused).
-        if (!hook.blocked && hook.exitCode !== 0) {
-          const what = hook.timedOut ? 'timed out and was killed' : hook.exitCode === null ? 'could not run' : `exited ${hook.exitCode}`;
-          warn(`${hook.event} hook \`${hook.command}\` ${what}; the run went on without it`);
-        }
         break;
       }
       case 'tool_result':
@@ -219,6 +224,16 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
         fold.checks.push({ name: event.name, passed: event.passed, exitCode: event.exitCode, durationMs: event.durationMs, output: event.output, ...(event.command !== undefined ? { command: event.command } : {}), ...(event.timedOut !== undefined ? { timedOut: event.timedOut } : {}) });
         break;
       }
+      case 'check_round':
+        if (event.round !== fold.checkRoundsUsed) fold.checks = [];
+        fold.checkRoundsUsed = event.round;
+        break;
+      case 'kept':
+        for (const key of ['patch', 'branch', 'worktree', 'approvalsNeeded'] as const) if (event[key] !== undefined) fold.kept[key] = event[key];
+        break;
+      case 'warning':
+        warn(event.message);
+        break;
       case 'fence':
         fold.fence = { ok: event.ok, verdicts: event.verdicts };
         break;
@@ -226,7 +241,7 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
         fold.hostChanges = event.differences;
         break;
       case 'end':
-        fold.end = { status: event.status, exitCode: event.exitCode, reason: event.reason };
+        fold.end = { status: event.status, exitCode: event.exitCode, reason: event.reason, ...(event.durationMs !== undefined ? { durationMs: event.durationMs } : {}), ...(event.budget ? { budget: event.budget } : {}) };
         break;
       default: {
         const unknown: never = event;
@@ -246,66 +261,44 @@ export function foldRun(events: readonly (RunEvent | TraceLine)[], options: Fold
   return fold.current();
 }
 
-/**
- * What a run's result needs that no event carries (yet): each is known to the run alone.
- * docs/trace.md, "The fold", names the event that would carry each.
- */
-export interface RunExtras {
-  durationMs: number;
-  /** The trace file. */
-  trace: string;
-  /** The commit the run started from, when no worktree was made (a run stopped by its run.start gate). */
-  baseCommit?: string;
-  budgetExhausted?: BudgetKind;
-  approvalsNeeded?: string;
-  patch?: string;
-  branch?: string;
-  /** Where the worktree was kept. */
-  worktree?: string;
-  /** The check rounds started, when one ran no check (a ticket without checks): no event tells such a round. */
-  checkRoundsUsed?: number;
-  /** Every warning of the run, including those no event tells (cleanup that failed, a kept worktree). */
-  warnings: string[];
-}
-
 /** A run's result from the fold of its events: they must include its `run_start` and `end`. */
-export function runResultOf(fold: RunFold, extras: RunExtras): RunResult {
-  const { start, end } = fold;
+export function runResultOf(fold: RunFold): RunResult {
+  const { start, end, kept } = fold;
   if (!start || !end) throw new InternalError(`a run's result needs its ${start ? 'end' : 'run_start'} event`);
   const checks = fold.checks.map((check): CheckResult => {
     if (check.command === undefined || check.timedOut === undefined) throw new InternalError(`check ${check.name}: its event carries no command or timedOut`);
     return { name: check.name, command: check.command, passed: check.passed, exitCode: check.exitCode, timedOut: check.timedOut, durationMs: check.durationMs, output: check.output };
   });
-  const baseCommit = fold.worktree?.baseCommit ?? extras.baseCommit;
+  const baseCommit = fold.worktree?.baseCommit ?? start.baseCommit;
   return {
     runId: start.runId,
     ticket: start.ticket,
     status: end.status,
     exitCode: end.exitCode,
     reason: end.reason,
-    ...(extras.budgetExhausted ? { budgetExhausted: extras.budgetExhausted } : {}),
+    ...(end.budget ? { budgetExhausted: end.budget } : {}),
     model: start.model,
     steps: fold.steps,
     usage: fold.usage,
     costUsd: fold.costUsd,
-    durationMs: extras.durationMs,
+    durationMs: end.durationMs ?? 0,
     ...(baseCommit ? { baseCommit } : {}),
     changes: fold.fence?.verdicts ?? [],
     ...(fold.hostChanges && fold.hostChanges.length > 0 ? { hostChanges: fold.hostChanges } : {}),
     checks,
-    checkRoundsUsed: Math.max(fold.checkRoundsUsed, extras.checkRoundsUsed ?? 0),
+    checkRoundsUsed: fold.checkRoundsUsed,
     toolCalls: fold.toolCalls,
     denied: fold.denied,
     asked: fold.asked,
-    ...(extras.approvalsNeeded ? { approvalsNeeded: extras.approvalsNeeded } : {}),
+    ...(kept.approvalsNeeded ? { approvalsNeeded: kept.approvalsNeeded } : {}),
     followUps: extractFollowUps(fold.finalText),
     finalText: fold.finalText,
     runDir: start.runDir,
-    ...(extras.patch ? { patch: extras.patch } : {}),
-    trace: extras.trace,
-    ...(extras.branch ? { branch: extras.branch } : {}),
-    ...(extras.worktree ? { worktree: extras.worktree } : {}),
+    ...(kept.patch ? { patch: kept.patch } : {}),
+    trace: start.trace ?? '',
+    ...(kept.branch ? { branch: kept.branch } : {}),
+    ...(kept.worktree ? { worktree: kept.worktree } : {}),
     ...(fold.sandbox ? { sandbox: fold.sandbox.kind } : {}),
-    warnings: extras.warnings,
+    warnings: fold.warnings,
   };
 }

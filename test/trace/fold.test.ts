@@ -77,19 +77,24 @@ describe('createRunFold', () => {
 });
 
 describe('runResultOf', () => {
-  const extras = { durationMs: 10, trace: '/runs/r/trace.jsonl', warnings: [] };
-
   it('needs the run’s start and end', () => {
-    expect(() => runResultOf(foldRun([]), extras)).toThrow(/run_start/);
-    expect(() => runResultOf(foldRun([START]), extras)).toThrow(/its end event/);
+    expect(() => runResultOf(foldRun([]))).toThrow(/run_start/);
+    expect(() => runResultOf(foldRun([START]))).toThrow(/its end event/);
   });
 
-  it('takes a check’s command and timedOut from its event once the run emits them', () => {
+  it('takes every fact from the events: checks, the files kept, the duration, the warnings', () => {
     const result = runResultOf(
-      foldRun([START, { type: 'check', round: 1, name: 'test', command: 'npm test', timedOut: true, passed: false, exitCode: null, durationMs: 5, output: '' }, { type: 'end', status: 'failed', exitCode: 1, reason: 'checks' }]),
-      extras,
+      foldRun([
+        { ...START, trace: '/runs/r/trace.jsonl', baseCommit: 'abc' },
+        { type: 'check', round: 1, name: 'test', command: 'npm test', timedOut: true, passed: false, exitCode: null, durationMs: 5, output: '' },
+        { type: 'check_round', round: 1, passed: false },
+        { type: 'warning', message: 'w' },
+        { type: 'warning', message: 'w' },
+        { type: 'kept', patch: '/runs/r/patch.diff' },
+        { type: 'end', status: 'failed', exitCode: 1, reason: 'checks', durationMs: 10 },
+      ]),
     );
     expect(result.checks).toEqual([{ name: 'test', command: 'npm test', timedOut: true, passed: false, exitCode: null, durationMs: 5, output: '' }]);
-    expect(result).toMatchObject({ runId: 'r', status: 'failed', exitCode: 1, checkRoundsUsed: 1, trace: extras.trace, durationMs: 10 });
+    expect(result).toMatchObject({ runId: 'r', status: 'failed', exitCode: 1, checkRoundsUsed: 1, trace: '/runs/r/trace.jsonl', durationMs: 10, baseCommit: 'abc', patch: '/runs/r/patch.diff', warnings: ['w'] });
   });
 });

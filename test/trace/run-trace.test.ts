@@ -68,7 +68,7 @@ function evented(result: RunResult) {
     toolCalls: result.toolCalls,
     denied: result.denied,
     asked: result.asked,
-    checks: result.checks.map(({ name, passed, exitCode, durationMs, output }) => ({ name, passed, exitCode, durationMs, output })),
+    checks: result.checks,
     checkRoundsUsed: result.checkRoundsUsed,
     changes: result.changes,
     hostChanges: result.hostChanges ?? [],
@@ -98,22 +98,6 @@ function factsOf(fold: RunFold) {
     hostChanges: fold.hostChanges ?? [],
     finalText: fold.finalText,
     sandbox: fold.sandbox?.kind,
-  };
-}
-
-/** What no event carries yet, taken from the result: runResultOf must give back the rest. */
-function extrasOf(result: RunResult) {
-  return {
-    durationMs: result.durationMs,
-    trace: result.trace,
-    warnings: result.warnings,
-    ...(result.baseCommit ? { baseCommit: result.baseCommit } : {}),
-    ...(result.budgetExhausted ? { budgetExhausted: result.budgetExhausted } : {}),
-    ...(result.approvalsNeeded ? { approvalsNeeded: result.approvalsNeeded } : {}),
-    ...(result.patch ? { patch: result.patch } : {}),
-    ...(result.branch ? { branch: result.branch } : {}),
-    ...(result.worktree ? { worktree: result.worktree } : {}),
-    ...(result.checks.length === 0 ? { checkRoundsUsed: result.checkRoundsUsed } : {}),
   };
 }
 
@@ -185,11 +169,11 @@ describe('the trace of a real run', () => {
     expect(fromFile.warnings).toEqual(result.warnings);
     expect(fromFile.worktree?.baseCommit).toBe(result.baseCommit);
 
-    // Until check events carry their command and timedOut, the result's checks cannot come from the fold.
-    expect(() => runResultOf(fromFile, extrasOf(result))).toThrow(/check test -f src\/flag.txt: its event carries no command or timedOut/);
+    // The whole result, checks and all, is the fold of the file the run wrote.
+    expect(runResultOf(fromFile)).toEqual(result);
   });
 
-  it('without checks, the whole result is the fold of its events plus the facts no event carries', async () => {
+  it('without checks, the whole result is the fold of its events', async () => {
     const repo = repoWithFiles(
       {
         'src/app.js': 'export const app = 1;\n',
@@ -203,8 +187,8 @@ describe('the trace of a real run', () => {
     expect(result.branch).toBeDefined();
     const read = await readStrictly(result);
     for (const event of read.events) seen.add(event.type);
-    expect(runResultOf(foldRun(read.events, { price: listPrice }), extrasOf(result))).toEqual(result);
-    expect(runResultOf(foldRun(live, { price: listPrice }), extrasOf(result))).toEqual(result);
+    expect(runResultOf(foldRun(read.events, { price: listPrice }))).toEqual(result);
+    expect(runResultOf(foldRun(live, { price: listPrice }))).toEqual(result);
   });
 
   it('a run its run.start rule denies: the gate, no worktree, and still the result from the fold', async () => {
@@ -224,7 +208,7 @@ describe('the trace of a real run', () => {
     const fold = foldRun(read.events, { price: listPrice });
     expect(fold.gate).toMatchObject({ effect: 'deny', rule: 'no-release' });
     expect(fold.worktree).toBeNull();
-    expect(runResultOf(fold, extrasOf(result))).toEqual(result);
+    expect(runResultOf(fold)).toEqual(result);
   });
 
   it('between them, the runs wrote every event type the schema names, and no other', () => {
