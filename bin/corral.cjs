@@ -23,7 +23,9 @@ v8.setFlagsFromString('--liftoff-only');
 // run spawns; without it the 200 steps took ≈ 300 ms less (docs/performance.md).
 v8.setFlagsFromString('--max-opt=2');
 
-const bundle = createBundleLoader();
+// Node applies the bundle's source maps (stack frames in src/*.ts) only to code its own
+// loader compiled; under --enable-source-maps the chunks load through it, without the cache.
+const bundle = process.sourceMapsEnabled ? { load: require, saveCaches() {} } : createBundleLoader();
 const { main } = bundle.load(path.join(__dirname, '../dist/bundle/corral.cjs'));
 // stdin is made only when asked for: it costs Node a stream, and only a run with someone
 // at the terminal reads it.
