@@ -55,7 +55,7 @@ export async function benchColdStart({ rounds = 15 } = {}) {
 }
 
 /** Epoch ms of the first model request in the one run under `runsDir`. */
-function firstModelRequestAt(runsDir) {
+export function firstModelRequestAt(runsDir) {
   const [runDir] = readdirSync(runsDir);
   for (const line of readFileSync(path.join(runsDir, runDir, 'trace.jsonl'), 'utf8').split('\n')) {
     if (!line) continue;

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { dryRunGuard } from '../dist/run/dry-run.js';
@@ -12,6 +13,10 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CORPUS = path.join(ROOT, 'test/guard/corpus');
 const ROUNDS = 5;
 const LOADS = 7;
+// The CLI runs the shell parser's WASM on V8's baseline tier (bin/corral.cjs); so does
+// every figure here, the fresh processes of the parser's load included.
+const CLI_V8_FLAGS = ['--liftoff-only'];
+v8.setFlagsFromString(CLI_V8_FLAGS.join(' '));
 
 export async function benchGuard() {
   const repo = makeCorpusRepo();
@@ -53,7 +58,7 @@ export async function benchGuard() {
 function parserLoadTimes() {
   const script = `const t = performance.now(); const m = await import(${JSON.stringify(path.join(ROOT, 'dist/guard/shell/parser.js'))}); await m.loadBashParser(); console.log(performance.now() - t);`;
   const times = [];
-  for (let i = 0; i < LOADS; i++) times.push(Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })));
+  for (let i = 0; i < LOADS; i++) times.push(Number(execFileSync(process.execPath, [...CLI_V8_FLAGS, '--input-type=module', '-e', script], { encoding: 'utf8' })));
   times.sort((a, b) => a - b);
   return { median: quantile(times, 0.5), min: times[0], max: times[times.length - 1] };
 }

@@ -1,7 +1,7 @@
 // `npm run bench`: corral's speed figures, printed as a table and kept in bench/results.json.
 // Not part of `npm test`: timings belong here, never in tests that must not flake.
 //
-//   node bench/run.mjs [--quick] [--only=cold,steps,worktree,guard,sandbox,batch]
+//   node bench/run.mjs [--quick] [--only=cold,steps,worktree,guard,sandbox,batch,tricks]
 //
 // Each section runs whole processes (bin/corral.cjs on the built dist/) beside a baseline
 // measured in the same rounds, and reports medians with their spread. docs/performance.md
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { canMeasureMemory } from './lib.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results.json');
-const SECTIONS = ['cold', 'steps', 'worktree', 'guard', 'sandbox', 'batch'];
+const SECTIONS = ['cold', 'steps', 'worktree', 'guard', 'sandbox', 'batch', 'tricks'];
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -136,6 +136,20 @@ if (batch) {
   const { rows: batchRows = [], ...figures } = batch;
   results.batch = stamp(figures);
   rows.push(...(batch.skipped ? [['batch throughput', 'n/a', batch.skipped]] : batchRows));
+}
+
+// Each speed trick against the same build without it (bench/tricks.mjs): a trick stays
+// only while its row shows a gain.
+const tricks = await section('tricks', 'speed tricks, each left out', async () => (await import('./tricks.mjs')).benchTricks({ quick }));
+if (tricks) {
+  results.tricks = stamp(tricks);
+  const { codeCache, flags } = tricks;
+  const stepFigures = (f) => `${f.overheadPerStepMs.toFixed(2)} ms a step, ${mb(f.peakRssMb)} / ${mb(f.megabytePeakRssMb)} (true / 1 MB output)`;
+  rows.push(
+    ['code cache: first model call with / without', `${codeCache.withRatio}×`, `${codeCache.withoutRatio}× node without; ${ms(codeCache.withMs)} / ${ms(codeCache.withoutMs)}, n ${codeCache.withMs.n}`],
+    [`all V8 flags, ${tricks.rounds.steps} rounds of 200 steps`, '', stepFigures(flags.all)],
+    ...Object.entries(flags.without).map(([flag, f]) => [`  without ${flag}`, '', stepFigures(f)]),
+  );
 }
 
 const width = Math.max(...rows.map((row) => row[0].length));

@@ -1,12 +1,13 @@
 'use strict';
 // Loads the bundled CLI (dist/bundle/*.cjs) through V8's code cache. Node 20 has no compile
-// cache of its own, and compiling the bundle's code at every start was a third of what a
-// run spent before its first model request (docs/performance.md). Each chunk is compiled
-// with the cache file written beside it by an earlier process; a chunk whose cache was
-// missing or refused (another Node, other V8 flags) gets a fresh one when this process is
-// done. The build empties dist/bundle, so a cache never outlives the code it was made from.
-// CommonJS on purpose: an ES-module entry costs Node its module loader's start-up, and
-// vm.Script (which takes a cache) runs CommonJS-shaped code only.
+// cache of its own, and compiling the bundle at every start is what keeps a run's first
+// model call over target without it (docs/performance.md). Each chunk is compiled with
+// the cache file written beside it by an earlier process; a chunk whose cache was missing
+// or refused (another Node, other V8 flags) gets a fresh one when this process is done.
+// The build empties dist/bundle, so a cache never outlives the code it was made from.
+// Each chunk is compiled under its own path, so a stack frame names the chunk's real file
+// and line. CommonJS on purpose: an ES-module entry costs Node its module loader's
+// start-up, and vm.Script (which takes a cache) runs CommonJS-shaped code only.
 const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');

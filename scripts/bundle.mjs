@@ -1,15 +1,14 @@
 // The second half of `npm run build`: bundles the compiled CLI (dist/cli/) into
-// dist/bundle/, which bin/corral.cjs runs. Loading ~250 small modules (zod, yaml, cel-js,
-// commander and corral's own) cost more than everything else a run does before its first
-// model call; a bundle loads in a fraction of that (docs/performance.md). Commands stay
-// split into chunks loaded when they run. The chunks are CommonJS, because
-// bin/load-bundle.cjs compiles them through V8's code cache, which takes CommonJS-shaped
-// code only; and small (no whitespace or comments, short local names, ASCII only),
-// because every start reads them: 1.28 MB instead of 1.65. Function and class names are
-// kept, so a stack trace still names its functions. The
-// Anthropic SDK is bundled too, in the chunk loaded only for a real model: required from
-// node_modules it took ~150 ms before a run's first request; through the cache, ~25 ms.
-// Only the shell parser (web-tree-sitter and its WASM grammar) stays outside.
+// dist/bundle/, which bin/corral.cjs runs. One bundle in place of ~250 small modules (zod,
+// yaml, cel-js, commander and corral's own) is what brings a run's start to its first
+// model call within target (docs/performance.md). Commands stay split into chunks loaded
+// when they run. The chunks are CommonJS, because bin/load-bundle.cjs compiles them
+// through V8's code cache, which takes CommonJS-shaped code only. They are not minified:
+// minifying saved nothing a bench could see, and a stack trace must point at code a person
+// can read. Each chunk has a source map back to src/*.ts, which Node applies under
+// --enable-source-maps (bin/corral.cjs). The Anthropic SDK is bundled too, in the chunk
+// loaded only for a real model, so it goes through the code cache as well. Only the shell
+// parser (web-tree-sitter and its WASM grammar) stays outside.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +24,7 @@ await build({
   platform: 'node',
   external: [/^node:/, 'web-tree-sitter', 'tree-sitter-bash'],
   logLevel: 'warn',
+  plugins: [compiledWithSourceMap()],
   output: {
     dir: OUT,
     format: 'cjs',
@@ -33,14 +33,16 @@ await build({
     // A chunk runs in vm.Script (bin/load-bundle.cjs), where import() has no loader to
     // call: a lazy import becomes a require in a promise, which keeps it lazy.
     dynamicImportInCjs: false,
-    minify: { compress: false, mangle: { keepNames: true }, codegen: { removeWhitespace: true, asciiOnly: true, legalComments: 'inline' } },
+    // The maps name src/ files and lines; the sources themselves stay in src/.
+    sourcemap: true,
+    sourcemapExcludeSources: true,
   },
 });
 
 // What the rewrite above rests on, checked rather than assumed: an import() left in a
 // chunk would fail only when a run first reached it.
 for (const file of readdirSync(OUT)) {
-  if (hasImportExpression(parseAst(readFileSync(path.join(OUT, file), 'utf8')))) {
+  if (file.endsWith('.cjs') && hasImportExpression(parseAst(readFileSync(path.join(OUT, file), 'utf8')))) {
     throw new Error(`dist/bundle/${file} still has an import(): bin/load-bundle.cjs cannot run it`);
   }
 }
@@ -49,4 +51,23 @@ function hasImportExpression(node) {
   if (Array.isArray(node)) return node.some(hasImportExpression);
   if (node === null || typeof node !== 'object') return false;
   return node.type === 'ImportExpression' || Object.values(node).some(hasImportExpression);
+}
+
+// tsc's own source maps (dist/**/*.js.map) handed to rolldown with each compiled file, so
+// the bundle's maps lead back to src/*.ts rather than to dist/.
+function compiledWithSourceMap() {
+  const COMPILED = path.join(ROOT, 'dist/');
+  return {
+    name: 'compiled-with-source-map',
+    load(id) {
+      if (!id.startsWith(COMPILED) || !id.endsWith('.js')) return null;
+      let map;
+      try {
+        map = readFileSync(`${id}.map`, 'utf8');
+      } catch {
+        return null;
+      }
+      return { code: readFileSync(id, 'utf8'), map };
+    },
+  };
 }

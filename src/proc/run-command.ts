@@ -2,7 +2,6 @@ import { once } from 'node:events';
 import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { constants } from 'node:os';
 import { trackLeftover } from './leftovers.js';
 import { CappedOutput } from '../text/output-cap.js';
 import { findSubreaper, fitsHelperSpec } from './subreaper.js';
@@ -29,8 +28,8 @@ export interface RunCommandOptions {
   sandbox?: CommandSandbox;
   /**
    * Everything it starts stays in its process group (the guard knows each command, and
-   * none detaches), so the group kill suffices and no subreaper process is started: on a
-   * slow VM one costs ≈ 12 ms a command, most of a step (docs/performance.md).
+   * none detaches), so the group kill suffices and no subreaper process is started: where
+   * starting a process is slow, one more a command is most of a step.
    */
   staysInGroup?: boolean;
 }
@@ -225,27 +224,15 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
 /** Sends `signal` to the process `pid` (`sign` 1) or to its process group (`sign` -1). */
 function signalProcess(pid: number | undefined, sign: 1 | -1, signal: 'SIGKILL' | 'SIGTERM'): void {
   if (pid === undefined) return;
-  // Most commands start nothing in the background, so their group is gone by now, and
-  // process.kill says so by throwing: building that error cost ≈ 0.15 ms on every command
-  // (docs/performance.md). Node's binding returns the error number instead; a Node without
-  // it gets process.kill.
-  const rawKill = (process as unknown as { _kill?: unknown })._kill;
-  const target = sign * pid;
-  const result = typeof rawKill === 'function' ? (rawKill.call(process, target, constants.signals[signal]) as number) : killThrowing(target, signal);
-  // ESRCH: the group is already gone. EPERM: the id now belongs to someone else's group;
-  // it is not ours to kill. Either way there is nothing left of ours.
-  if (result === 0 || result === -constants.errno.ESRCH || result === -constants.errno.EPERM) return;
-  throw new Error(`could not signal ${sign < 0 ? 'process group' : 'process'} ${pid}: errno ${-result}`);
-}
-
-function killThrowing(target: number, signal: NodeJS.Signals): number {
   try {
-    process.kill(target, signal);
-    return 0;
+    process.kill(sign * pid, signal);
   } catch (error) {
+    // ESRCH: the group is already gone, as it is after most commands. EPERM: the id now
+    // belongs to someone else's group; it is not ours to kill. Either way there is nothing
+    // left of ours.
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ESRCH' || code === 'EPERM') return -constants.errno[code];
-    throw error;
+    if (code === 'ESRCH' || code === 'EPERM') return;
+    throw new Error(`could not signal ${sign < 0 ? 'process group' : 'process'} ${pid}: ${code ?? String(error)}`);
   }
 }
 

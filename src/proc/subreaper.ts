@@ -217,8 +217,8 @@ export interface HelperCommand {
 
 /**
  * One helper kept started and waiting, with its stdout and stderr pipes, so a command's
- * critical path is no longer corral forking itself and perl starting (≈ 2 process starts
- * on a VM where one costs ≈ 10 ms), but perl forking and bash starting. The next helper
+ * critical path is no longer corral forking itself and perl starting (two process starts,
+ * each slow on a VM), but perl forking and bash starting. The next helper
  * is started as soon as one is taken, while that command runs. A waiting helper holds
  * nothing open for corral (its handles are unref'd) and dies with corral (its parent
  * death signal, before it handles any).

@@ -33,7 +33,7 @@ const KIND_LETTER: Record<ChangeKind, string> = { added: 'A', modified: 'M', del
 
 /**
  * A whole number with commas between thousands (12,345). Not toLocaleString: its first
- * call loads the ICU locale data, about 25 ms of every run's summary.
+ * call loads the ICU locale data, which every run's summary would wait for.
  */
 export function formatCount(n: number): string {
   const digits = String(Math.round(Math.abs(n)));

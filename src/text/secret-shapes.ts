@@ -13,8 +13,8 @@
 // secretlint's basicauth rule, widened to every scheme and to any password characters).
 //
 // Why data and not a secret-scanning package: secretlint's recommended preset (the only
-// maintained rule set on npm) needs Node 22 from v12, lints asynchronously (the redactor is
-// a synchronous function run on every trace line), costs ~120 µs a call, and has no rule for
+// maintained rule set on npm) needs Node 22 from v12, lints asynchronously and slowly (the
+// redactor is a synchronous function run on every trace line), and has no rule for
 // GitLab, Stripe, Google API keys, JWTs, Hugging Face or Twilio; no npm package ships gitleaks'
 // rules as data.
 

@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { constants } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { cutMarker } from '../../src/text/output-cap.js';
@@ -123,30 +122,6 @@ describe('runCommand', () => {
     const result = await runCommand(options('sleep 1000 >/dev/null 2>&1 & echo $!'));
     expect(result.exitCode).toBe(0);
     await vi.waitFor(async () => expect(await isAlive(Number(result.output.trim()))).toBe(false));
-  });
-
-  test('on a Node without the kill binding, process.kill ends the group the same way', async () => {
-    const binding = Object.getOwnPropertyDescriptor(process, '_kill');
-    const raw = binding?.value as (pid: number, signal: number) => number;
-    expect(typeof raw).toBe('function');
-    // process.kill itself calls the binding, so it stands in for a Node whose process.kill works without one.
-    const kill = vi.spyOn(process, 'kill').mockImplementation((pid, signal) => {
-      const errno = raw.call(process, pid, constants.signals[signal as NodeJS.Signals]);
-      if (errno === -constants.errno.ESRCH) throw Object.assign(new Error('kill ESRCH'), { code: 'ESRCH' });
-      if (errno !== 0) throw new Error(`kill errno ${errno}`);
-      return true;
-    });
-    Object.defineProperty(process, '_kill', { value: undefined, configurable: true, writable: true });
-    try {
-      const leftover = await runCommand(options('sleep 1000 >/dev/null 2>&1 & echo $!'));
-      await vi.waitFor(async () => expect(await isAlive(Number(leftover.output.trim()))).toBe(false));
-      // And a group that is already gone is no error.
-      expect((await runCommand(options('true'))).exitCode).toBe(0);
-      expect(kill.mock.calls.filter(([, signal]) => signal === 'SIGKILL')).toHaveLength(2);
-    } finally {
-      kill.mockRestore();
-      Object.defineProperty(process, '_kill', binding!);
-    }
   });
 
   test('an abort signal kills the whole process tree', async () => {

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import v8 from 'node:v8';
 import type { Node, Parser, Tree } from 'web-tree-sitter';
 
 export type { Node as SyntaxNode } from 'web-tree-sitter';
@@ -14,14 +13,11 @@ let loading: Promise<Parser> | undefined;
  */
 export function loadBashParser(): Promise<Parser> {
   loading ??= (async () => {
-    // V8's optimising tier for WASM costs ~40 MB of resident memory for this grammar,
-    // and every process spawn after it pays for the larger address space; the baseline
-    // tier parses a command in well under a millisecond all the same.
-    v8.setFlagsFromString('--liftoff-only');
     // Its CommonJS build, and the grammar as bytes: an import() of the package, or the
     // import() of fs/promises tree-sitter makes when given a path, would start Node's
-    // ES-module loader for this one package (≈ 17 ms in a fresh process, ≈ 10 ms off a
-    // run's first decision).
+    // ES-module loader for this one package, a start-up a run's first decision waits for.
+    // The CLI runs WASM on V8's baseline tier (bin/corral.cjs sets the flag, with the
+    // others, before any code is compiled).
     const require = createRequire(import.meta.url);
     const { Parser: ParserClass, Language } = require('web-tree-sitter') as typeof import('web-tree-sitter');
     await ParserClass.init();
