@@ -1,9 +1,10 @@
+import { costUsd as priceTurn, type PriceTable } from '../config/prices.js';
+import { isReplayModel } from '../ticket/model-id.js';
 import type { Outcome } from '../trace/outcome.js';
 import type { EmitEvent } from '../trace/events.js';
 import type { BudgetMeter } from './budget.js';
 import { createJsonSizer } from './json-size.js';
 import { ModelApiError, type MessageParam, type Model, type ModelTurn, type ToolSpec } from './model.js';
-import { type TokenUsage } from '../trace/records.js';
 
 /** What a tool call gives back to the model. */
 export interface ToolOutput {
@@ -35,8 +36,8 @@ export interface LoopOptions {
   /** Aborted when the user interrupts the run. */
   interrupt: AbortSignal;
   emit: EmitEvent;
-  /** What a turn's usage costs in USD; null when it cannot be priced. */
-  priceTurn(usage: TokenUsage): number | null;
+  /** Prices from config, beside the ones corral knows; a turn that cannot be priced makes the cost unknown. */
+  prices: PriceTable;
 }
 
 /**
@@ -124,7 +125,8 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
       if (error instanceof ModelApiError) return { kind: 'model_error', message: error.message, finalText };
       throw error;
     }
-    const costUsd = options.priceTurn(turn.usage);
+    // A scripted model costs nothing.
+    const costUsd = isReplayModel(model.id) ? 0 : priceTurn(model.id, turn.usage, options.prices);
     meter.record(turn.usage, costUsd);
     emit({ type: 'model_response', step, stopReason: turn.stopReason, usage: turn.usage, content: turn.content, durationMs: Date.now() - started, costUsd });
 

@@ -1,8 +1,6 @@
 import { agentLoop, type LoopAnswer, type LoopRequest } from '../agent/loop.js';
 import { buildSystemPrompt, buildTaskMessage } from '../agent/system-prompt.js';
-import { costUsd } from '../config/prices.js';
 import { sandboxConfinement } from '../guard/sandbox/sandbox.js';
-import { isReplayModel } from '../ticket/model-id.js';
 import { toolSpecs } from '../tools/index.js';
 import type { Outcome } from '../trace/outcome.js';
 import { formatCheckFeedback, runChecks, runTicketCommand } from './checks.js';
@@ -38,7 +36,7 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
       // A workspace that cannot be made stops the loop at once, even mid-request.
       interrupt: AbortSignal.any([options.interrupt, pending.failed]),
       emit: run.emit,
-      priceTurn: (usage) => (isReplayModel(run.model.id) ? 0 : costUsd(run.model.id, usage, run.prices)),
+      prices: run.prices,
     });
     let next = await loop.next();
     while (!next.done) {

@@ -70,7 +70,7 @@ function options(model: Model, overrides: Partial<TestOptions> = {}): TestOption
     checkRounds: 2,
     interrupt: new AbortController().signal,
     emit: (e) => events.push(e),
-    priceTurn: () => 0,
+    prices: {},
     runToolCall: async (use) => {
       calls.push(use);
       return use.name === 'Broken' ? { content: 'no such tool', isError: true } : { content: `ran ${use.name}`, isError: false };
