@@ -131,7 +131,8 @@ export function gitSync(cwd: string, args: string[], options: { maxBuffer?: numb
 const NO_FILTER_COMMANDS = new Set(['rev-parse', 'for-each-ref', 'config', 'commit-tree', 'update-ref', 'cat-file', 'ls-tree', 'write-tree', 'symbolic-ref']);
 
 function readsNoContent(args: string[]): boolean {
-  return NO_FILTER_COMMANDS.has(args[0] ?? '');
+  // `worktree list` reads the worktrees' entries only; `worktree add` checks files out.
+  return NO_FILTER_COMMANDS.has(args[0] ?? '') || (args[0] === 'worktree' && args[1] === 'list');
 }
 
 // A config key is never split across lines, and a filter driver, an include or a per-worktree
@@ -267,13 +268,17 @@ export interface GitPaths {
   /** Where refs, objects and the worktrees' entries live. */
   commonDir: string;
   config: string;
-  /** This checkout's HEAD file (a linked worktree has its own). */
-  head: string;
+  /**
+   * This checkout's own git directory (a linked worktree's entry under the common dir), for
+   * its per-worktree config. Its HEAD is asked of git, never read here: in a reftable
+   * repository the HEAD file is a stub.
+   */
+  gitDir: string;
   /** This checkout's index file. */
   index: string;
 }
 
-const GIT_PATH_ARGS = ['--git-common-dir', '--git-path', 'config', '--git-path', 'HEAD', '--git-path', 'index'];
+const GIT_PATH_ARGS = ['--git-common-dir', '--git-path', 'config', '--git-dir', '--git-path', 'index'];
 const GIT_PATH_LINES = 4;
 const knownPaths = new Map<string, Promise<GitPaths>>();
 /** The same answers once they are in, for the synchronous callers. */
@@ -302,13 +307,8 @@ async function askGitPaths(repo: string): Promise<GitPaths> {
 }
 
 function readGitPaths(lines: string[]): GitPaths | null {
-  const [commonDir, config, head, index] = lines;
-  return commonDir && config && head && index ? { commonDir, config, head, index } : null;
-}
-
-/** Where a checkout's git files are, told by whoever knows (a worktree just made): no process to ask. */
-export function rememberGitPaths(dir: string, paths: GitPaths): void {
-  remember(dir, Promise.resolve(paths));
+  const [commonDir, config, gitDir, index] = lines;
+  return commonDir && config && gitDir && index ? { commonDir, config, gitDir, index } : null;
 }
 
 function remember(repo: string, paths: Promise<GitPaths>): Promise<GitPaths> {
@@ -323,6 +323,59 @@ function remember(repo: string, paths: Promise<GitPaths>): Promise<GitPaths> {
   );
   knownPaths.set(repo, paths);
   return paths;
+}
+
+/** One worktree of a repository as `git worktree list --porcelain` describes it. */
+export interface WorktreeRecord {
+  /** The worktree's folder (the main one first); for a bare repository, the repository. */
+  dir: string;
+  bare: boolean;
+  /** The commit checked out; null for a bare repository (all zeros on an unborn branch). */
+  head: string | null;
+  /** The branch checked out, as a full ref name (`refs/heads/…`); null when detached or bare. */
+  branch: string | null;
+  /** The lock reason ('' for a lock without one); null when not locked. */
+  locked: string | null;
+  /** Why `git worktree prune` would forget it (its folder is gone); null when it would not. */
+  prunable: string | null;
+}
+
+/**
+ * The worktrees of `repo`, as git itself sees them: refs, HEADs and the worktrees' entries
+ * are git's to read (in a reftable repository they are not files at all).
+ */
+export async function listWorktrees(repo: string): Promise<WorktreeRecord[]> {
+  const { stdout } = await git(repo, ['worktree', 'list', '--porcelain', '-z']);
+  return parseWorktreeList(stdout);
+}
+
+/** Records of `git worktree list --porcelain -z`: NUL-ended `name[ value]` fields, an empty field after each record. */
+export function parseWorktreeList(stdout: string): WorktreeRecord[] {
+  const records: WorktreeRecord[] = [];
+  let current: WorktreeRecord | null = null;
+  for (const field of stdout.split('\0')) {
+    if (field === '') {
+      if (current !== null) records.push(current);
+      current = null;
+      continue;
+    }
+    const space = field.indexOf(' ');
+    const name = space === -1 ? field : field.slice(0, space);
+    const value = space === -1 ? '' : field.slice(space + 1);
+    if (name === 'worktree') {
+      if (current !== null) records.push(current);
+      current = { dir: value, bare: false, head: null, branch: null, locked: null, prunable: null };
+      continue;
+    }
+    if (current === null) continue;
+    if (name === 'bare') current.bare = true;
+    else if (name === 'HEAD') current.head = value;
+    else if (name === 'branch') current.branch = value;
+    else if (name === 'locked') current.locked = value;
+    else if (name === 'prunable') current.prunable = value;
+  }
+  if (current !== null) records.push(current);
+  return records;
 }
 
 /** The user's name and email from their own global git config; either may be missing. */
