@@ -345,15 +345,26 @@ export interface WorktreeRecord {
  * are git's to read (in a reftable repository they are not files at all).
  */
 export async function listWorktrees(repo: string): Promise<WorktreeRecord[]> {
-  const { stdout } = await git(repo, ['worktree', 'list', '--porcelain', '-z']);
-  return parseWorktreeList(stdout);
+  if (!worktreeListTakesZ) return parseWorktreeList((await git(repo, ['worktree', 'list', '--porcelain'])).stdout, '\n');
+  const listed = await git(repo, ['worktree', 'list', '--porcelain', '-z'], { allowFailure: true });
+  if (listed.exitCode === 0) return parseWorktreeList(listed.stdout);
+  // git before 2.36 knows no -z (a usage error, exit 129): lines then, which differ only
+  // for a path or lock reason holding a newline (git quotes such a reason).
+  if (listed.exitCode !== 129) throw new GitError(['worktree', 'list', '--porcelain', '-z'], listed);
+  worktreeListTakesZ = false;
+  return listWorktrees(repo);
 }
 
-/** Records of `git worktree list --porcelain -z`: NUL-ended `name[ value]` fields, an empty field after each record. */
-export function parseWorktreeList(stdout: string): WorktreeRecord[] {
+let worktreeListTakesZ = true;
+
+/**
+ * Records of `git worktree list --porcelain`: `name[ value]` fields, each ended by NUL
+ * (with -z) or a newline, an empty field after each record.
+ */
+export function parseWorktreeList(stdout: string, separator: '\0' | '\n' = '\0'): WorktreeRecord[] {
   const records: WorktreeRecord[] = [];
   let current: WorktreeRecord | null = null;
-  for (const field of stdout.split('\0')) {
+  for (const field of stdout.split(separator)) {
     if (field === '') {
       if (current !== null) records.push(current);
       current = null;

@@ -43,3 +43,14 @@ describe('listWorktrees', () => {
     expect(parseWorktreeList('')).toEqual([]);
   });
 });
+
+describe('parseWorktreeList without -z', () => {
+  it('reads the line format of a git before 2.36 the same way', () => {
+    const zeros = '0'.repeat(40);
+    const lines = ['worktree /w', `HEAD ${zeros}`, 'branch refs/heads/main', '', 'worktree /v', `HEAD ${zeros}`, 'detached', 'locked corral pid=1 host=h', 'prunable gitdir file points to non-existent location', '', ''].join('\n');
+    expect(parseWorktreeList(lines, '\n')).toEqual([
+      { dir: '/w', bare: false, head: zeros, branch: 'refs/heads/main', locked: null, prunable: null },
+      { dir: '/v', bare: false, head: zeros, branch: null, locked: 'corral pid=1 host=h', prunable: 'gitdir file points to non-existent location' },
+    ]);
+  });
+});
