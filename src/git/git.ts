@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { runProgram } from '../proc/run-program.js';
+import { runProgram, type ProgramResult } from '../proc/run-program.js';
 
 // Every git command the harness runs ignores global and system config and runs no
 // command the repository's config names (hooks, fsmonitor, filters, credential helpers,
@@ -79,6 +79,34 @@ export interface GitOptions {
   input?: string;
 }
 
+/**
+ * The one way corral starts git: the program, its arguments and its environment, hardened.
+ * Every git process of the harness, asynchronous or synchronous, is made here (an
+ * architecture test holds the rest of src/ to that); `readGlobalIdentity` is the one
+ * named exception.
+ */
+function hardenedCommand(args: string[], env: Record<string, string> = {}): { file: 'git'; args: string[]; env: Record<string, string> } {
+  return { file: 'git', args: [...HARDENED_CONFIG.flatMap((c) => ['-c', c]), ...args], env: { ...hardenedGitEnv(), ...env } };
+}
+
+function startGit(cwd: string, args: string[], env: Record<string, string>, input?: string): Promise<ProgramResult> {
+  const command = hardenedCommand(args, env);
+  // Its own process group: a Ctrl-C in the terminal reaches corral, which then still
+  // needs git to record the patch, not git itself.
+  return runProgram(command.file, command.args, { cwd, env: command.env, detached: true, ...(input === undefined ? {} : { input }) });
+}
+
+function startGitSync(cwd: string, args: string[], env: Record<string, string>, options: { maxBuffer?: number; stderr?: 'ignore' | 'pipe' } = {}): string {
+  const command = hardenedCommand(args, env);
+  return execFileSync(command.file, command.args, {
+    cwd,
+    env: command.env,
+    encoding: 'utf8',
+    maxBuffer: options.maxBuffer ?? 64 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', options.stderr ?? 'ignore'],
+  });
+}
+
 /** Runs hardened git in `cwd` and returns its output; throws GitError on failure. */
 export async function git(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
   const { stdout, ...rest } = await runGit(cwd, args, options, 'utf8');
@@ -95,17 +123,17 @@ export async function gitBytes(cwd: string, args: string[], options: GitOptions 
  * listing of tracked files, removing a worktree on the way out); throws on failure.
  */
 export function gitSync(cwd: string, args: string[], options: { maxBuffer?: number } = {}): string {
-  const env = { ...hardenedGitEnv(), ...filterOverridesSync(cwd, args) };
-  return execFileSync('git', gitArgs(args), { cwd, env, encoding: 'utf8', maxBuffer: options.maxBuffer ?? 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
-}
-
-function gitArgs(args: string[]): string[] {
-  return [...HARDENED_CONFIG.flatMap((c) => ['-c', c]), ...args];
+  return startGitSync(cwd, args, filterOverridesSync(cwd, args), options);
 }
 
 // Commands that never read a file's content through the attributes (no clean or smudge
 // filter can run), asked before anything is known about the repository: no filter lookup.
 const NO_FILTER_COMMANDS = new Set(['rev-parse', 'for-each-ref', 'config', 'commit-tree', 'update-ref', 'cat-file', 'ls-tree', 'write-tree', 'symbolic-ref']);
+
+function readsNoContent(args: string[]): boolean {
+  // `worktree list` reads the worktrees' entries only; `worktree add` checks files out.
+  return NO_FILTER_COMMANDS.has(args[0] ?? '') || (args[0] === 'worktree' && args[1] === 'list');
+}
 
 // A config key is never split across lines, and a filter driver, an include or a per-worktree
 // config file is named in the repository's config file by these words: without them no filter
@@ -120,7 +148,7 @@ const FILTER_LISTING = ['config', '--includes', '-z', '--name-only', '--get-rege
  * pairs, which take any driver name, even one holding `=`.
  */
 async function filterOverrides(cwd: string, args: string[], env: Record<string, string> = {}): Promise<Record<string, string>> {
-  if (NO_FILTER_COMMANDS.has(args[0] ?? '')) return {};
+  if (readsNoContent(args)) return {};
   // The call's own GIT_DIR, when it names one, is the repository whose config counts.
   const configFile = env.GIT_DIR === undefined ? (await gitPaths(cwd)).config : `${env.GIT_DIR}/config`;
   const config = await readFile(configFile, 'utf8').catch(() => '');
@@ -130,7 +158,7 @@ async function filterOverrides(cwd: string, args: string[], env: Record<string, 
   const selfContained = !READS_OTHER_CONFIG.test(config);
   const known = selfContained ? listedFilters.get(config) : undefined;
   if (known !== undefined) return known;
-  const listing = await runProgram('git', gitArgs(FILTER_LISTING), { cwd, env: { ...hardenedGitEnv(), ...env }, detached: true });
+  const listing = await startGit(cwd, FILTER_LISTING, env);
   const overrides = overridesFromListing(listing.exitCode, listing.stdout.toString('utf8'), listing.stderr.toString('utf8'));
   if (selfContained) listedFilters.set(config, overrides);
   return overrides;
@@ -140,10 +168,10 @@ const READS_OTHER_CONFIG = /include|worktreeconfig/i;
 const listedFilters = new Map<string, Record<string, string>>();
 
 function filterOverridesSync(cwd: string, args: string[]): Record<string, string> {
-  if (NO_FILTER_COMMANDS.has(args[0] ?? '')) return {};
+  if (readsNoContent(args)) return {};
   let configFile = resolvedPaths.get(cwd)?.config;
   if (configFile === undefined) {
-    const out = execFileSync('git', gitArgs(['rev-parse', '--path-format=absolute', ...GIT_PATH_ARGS]), { cwd, env: hardenedGitEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = startGitSync(cwd, ['rev-parse', '--path-format=absolute', ...GIT_PATH_ARGS], {});
     const paths = readGitPaths(out.split('\n'));
     if (paths === null) throw new Error(`git rev-parse in ${cwd} named no config file`);
     configFile = paths.config;
@@ -156,7 +184,7 @@ function filterOverridesSync(cwd: string, args: string[]): Record<string, string
   }
   if (!MAY_DEFINE_FILTERS.test(config)) return {};
   try {
-    return overridesFromListing(0, execFileSync('git', gitArgs(FILTER_LISTING), { cwd, env: hardenedGitEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }), '');
+    return overridesFromListing(0, startGitSync(cwd, FILTER_LISTING, {}, { stderr: 'pipe' }), '');
   } catch (error) {
     const failed = error as { status?: number | null; stdout?: string; stderr?: string };
     return overridesFromListing(failed.status ?? 128, String(failed.stdout ?? ''), String(failed.stderr ?? ''));
@@ -188,14 +216,7 @@ function overridesFromListing(exitCode: number | null, stdout: string, stderr: s
 }
 
 async function runGit(cwd: string, args: string[], options: GitOptions, encoding: 'utf8' | 'buffer'): Promise<{ stdout: string | Buffer; stderr: string; exitCode: number }> {
-  const result = await runProgram('git', gitArgs(args), {
-    cwd,
-    env: { ...hardenedGitEnv(), ...options.env, ...(await filterOverrides(cwd, args, options.env)) },
-    ...(options.input === undefined ? {} : { input: options.input }),
-    // Its own process group: a Ctrl-C in the terminal reaches corral, which then still
-    // needs git to record the patch, not git itself.
-    detached: true,
-  });
+  const result = await startGit(cwd, args, { ...options.env, ...(await filterOverrides(cwd, args, options.env)) }, options.input);
   const stderr = result.error === undefined ? result.stderr.toString('utf8') : `${result.stderr.toString('utf8')}${result.error}`;
   const exitCode = result.exitCode ?? 1;
   const stdout = encoding === 'utf8' ? result.stdout.toString('utf8') : result.stdout;
@@ -247,13 +268,17 @@ export interface GitPaths {
   /** Where refs, objects and the worktrees' entries live. */
   commonDir: string;
   config: string;
-  /** This checkout's HEAD file (a linked worktree has its own). */
-  head: string;
+  /**
+   * This checkout's own git directory (a linked worktree's entry under the common dir), for
+   * its per-worktree config. Its HEAD is asked of git, never read here: in a reftable
+   * repository the HEAD file is a stub.
+   */
+  gitDir: string;
   /** This checkout's index file. */
   index: string;
 }
 
-const GIT_PATH_ARGS = ['--git-common-dir', '--git-path', 'config', '--git-path', 'HEAD', '--git-path', 'index'];
+const GIT_PATH_ARGS = ['--git-common-dir', '--git-path', 'config', '--git-dir', '--git-path', 'index'];
 const GIT_PATH_LINES = 4;
 const knownPaths = new Map<string, Promise<GitPaths>>();
 /** The same answers once they are in, for the synchronous callers. */
@@ -282,13 +307,8 @@ async function askGitPaths(repo: string): Promise<GitPaths> {
 }
 
 function readGitPaths(lines: string[]): GitPaths | null {
-  const [commonDir, config, head, index] = lines;
-  return commonDir && config && head && index ? { commonDir, config, head, index } : null;
-}
-
-/** Where a checkout's git files are, told by whoever knows (a worktree just made): no process to ask. */
-export function rememberGitPaths(dir: string, paths: GitPaths): void {
-  remember(dir, Promise.resolve(paths));
+  const [commonDir, config, gitDir, index] = lines;
+  return commonDir && config && gitDir && index ? { commonDir, config, gitDir, index } : null;
 }
 
 function remember(repo: string, paths: Promise<GitPaths>): Promise<GitPaths> {
@@ -303,4 +323,102 @@ function remember(repo: string, paths: Promise<GitPaths>): Promise<GitPaths> {
   );
   knownPaths.set(repo, paths);
   return paths;
+}
+
+/** One worktree of a repository as `git worktree list --porcelain` describes it. */
+export interface WorktreeRecord {
+  /** The worktree's folder (the main one first); for a bare repository, the repository. */
+  dir: string;
+  bare: boolean;
+  /** The commit checked out; null for a bare repository (all zeros on an unborn branch). */
+  head: string | null;
+  /** The branch checked out, as a full ref name (`refs/heads/…`); null when detached or bare. */
+  branch: string | null;
+  /** The lock reason ('' for a lock without one); null when not locked. */
+  locked: string | null;
+  /** Why `git worktree prune` would forget it (its folder is gone); null when it would not. */
+  prunable: string | null;
+}
+
+/**
+ * The worktrees of `repo`, as git itself sees them: refs, HEADs and the worktrees' entries
+ * are git's to read (in a reftable repository they are not files at all).
+ */
+export async function listWorktrees(repo: string): Promise<WorktreeRecord[]> {
+  if (!worktreeListTakesZ) return parseWorktreeList((await git(repo, ['worktree', 'list', '--porcelain'])).stdout, '\n');
+  const listed = await git(repo, ['worktree', 'list', '--porcelain', '-z'], { allowFailure: true });
+  if (listed.exitCode === 0) return parseWorktreeList(listed.stdout);
+  // git before 2.36 knows no -z (a usage error, exit 129): lines then, which differ only
+  // for a path or lock reason holding a newline (git quotes such a reason).
+  if (listed.exitCode !== 129) throw new GitError(['worktree', 'list', '--porcelain', '-z'], listed);
+  worktreeListTakesZ = false;
+  return listWorktrees(repo);
+}
+
+let worktreeListTakesZ = true;
+
+/**
+ * Records of `git worktree list --porcelain`: `name[ value]` fields, each ended by NUL
+ * (with -z) or a newline, an empty field after each record.
+ */
+export function parseWorktreeList(stdout: string, separator: '\0' | '\n' = '\0'): WorktreeRecord[] {
+  const records: WorktreeRecord[] = [];
+  let current: WorktreeRecord | null = null;
+  for (const field of stdout.split(separator)) {
+    if (field === '') {
+      if (current !== null) records.push(current);
+      current = null;
+      continue;
+    }
+    const space = field.indexOf(' ');
+    const name = space === -1 ? field : field.slice(0, space);
+    const value = space === -1 ? '' : field.slice(space + 1);
+    if (name === 'worktree') {
+      if (current !== null) records.push(current);
+      current = { dir: value, bare: false, head: null, branch: null, locked: null, prunable: null };
+      continue;
+    }
+    if (current === null) continue;
+    if (name === 'bare') current.bare = true;
+    else if (name === 'HEAD') current.head = value;
+    else if (name === 'branch') current.branch = value;
+    else if (name === 'locked') current.locked = value;
+    else if (name === 'prunable') current.prunable = value;
+  }
+  if (current !== null) records.push(current);
+  return records;
+}
+
+/** The user's name and email from their own global git config; either may be missing. */
+export interface GitIdentity {
+  name?: string;
+  email?: string;
+}
+
+/**
+ * `user.name` and `user.email` of the global git config under `userHome`: the one
+ * deliberate exception to "global config ignored" (every other git call runs with
+ * GIT_CONFIG_GLOBAL=/dev/null), so that the agent's commits in the sandbox carry the
+ * user's name. Only those two keys are asked for, includes are not followed, and a
+ * `git config` read runs nothing the config names (no hooks, filters or helpers).
+ */
+export async function readGlobalIdentity(userHome: string, searchPath: string): Promise<GitIdentity> {
+  const result = await runProgram('git', ['config', '--global', '--no-includes', '-z', '--get-regexp', '^user\\.(name|email)$'], {
+    cwd: '/',
+    env: { PATH: searchPath, HOME: userHome, GIT_CONFIG_NOSYSTEM: '1' },
+    timeoutMs: 10_000,
+  });
+  if (result.exitCode !== 0) return {};
+  // --get-regexp -z prints `key\nvalue\0` records; the last one wins, as in git.
+  const identity: GitIdentity = {};
+  for (const record of result.stdout.toString('utf8').split('\0')) {
+    const newline = record.indexOf('\n');
+    if (newline === -1) continue;
+    const key = record.slice(0, newline).toLowerCase();
+    const value = record.slice(newline + 1);
+    if (value.trim() === '') continue;
+    if (key === 'user.name') identity.name = value;
+    else if (key === 'user.email') identity.email = value;
+  }
+  return identity;
 }

@@ -9,7 +9,7 @@ import { git, gitPaths, type GitPaths } from '../git/git.js';
 
 /** What of the host repository a run must leave as it found it. */
 export interface HostState {
-  /** Where the host's config, common git directory, HEAD and index files are. */
+  /** Where the host's config, common and own git directories and index file are. */
   files: GitPaths;
   head: string;
   /** `refname sha` lines, the run's own `refs/heads/corral/*` left out. */
@@ -44,16 +44,21 @@ export interface HostIndex {
 export async function recordHostState(repo: string, before?: HostState): Promise<HostState> {
   // Where the files are does not change during a run: known from the ticket's load (or
   // asked once), not `--git-path hooks` for the hooks (the hardened git points
-  // core.hooksPath at /dev/null). HEAD is read from its file (below), which saves the
-  // `symbolic-ref` and `rev-parse HEAD` processes.
-  const [refs, files] = await Promise.all([git(repo, ['for-each-ref', '--format=%(refname) %(objectname)']), before?.files ?? gitPaths(repo)]);
-  const { config: configFile, head: headFile, index: indexFile, commonDir } = files;
+  // core.hooksPath at /dev/null). HEAD and the refs are git's to read (a reftable
+  // repository keeps neither in files): asked at once, with the branch HEAD names
+  // resolved from the listing rather than by another process.
+  const [refs, symbolic, files] = await Promise.all([
+    git(repo, ['for-each-ref', '--format=%(refname) %(objectname)']),
+    git(repo, ['symbolic-ref', '--quiet', 'HEAD'], { allowFailure: true }),
+    before?.files ?? gitPaths(repo),
+  ]);
+  const { config: configFile, index: indexFile, commonDir, gitDir } = files;
   const refLines = refs.stdout.split('\n').filter((line) => line !== '');
   const [config, head, index, gitFiles, checkout] = await Promise.all([
     readFile(configFile, 'utf8').catch(() => ''),
-    readHead(headFile, refLines),
+    describeHead(repo, symbolic.exitCode === 0 ? symbolic.stdout.trim() : null, refLines),
     indexDigest(repo, indexFile, before?.index),
-    gitFileLines(commonDir, path.dirname(headFile)),
+    gitFileLines(commonDir, gitDir),
     checkoutLines(repo),
   ]);
   return {
@@ -123,12 +128,14 @@ async function checkoutLines(repo: string): Promise<string[]> {
 
 /**
  * `<symbolic ref or (detached)> <commit or (no commit)>`, as `git symbolic-ref -q HEAD`
- * and `git rev-parse --verify HEAD` would say, from the HEAD file and the refs listed.
+ * and `git rev-parse --verify HEAD` say: the branch's commit from the refs listed, and a
+ * detached HEAD's commit asked of git (a second process only then).
  */
-async function readHead(headFile: string, refLines: string[]): Promise<string> {
-  const text = (await readFile(headFile, 'utf8').catch(() => '')).trim();
-  const symbolic = /^ref:\s*(\S+)$/.exec(text)?.[1];
-  if (symbolic === undefined) return `(detached) ${/^[0-9a-f]{40,64}$/.test(text) ? text : '(no commit)'}`;
+async function describeHead(repo: string, symbolic: string | null, refLines: string[]): Promise<string> {
+  if (symbolic === null || symbolic === '') {
+    const commit = await git(repo, ['rev-parse', '--verify', '--quiet', 'HEAD'], { allowFailure: true });
+    return `(detached) ${commit.exitCode === 0 && commit.stdout.trim() !== '' ? commit.stdout.trim() : '(no commit)'}`;
+  }
   const line = refLines.find((entry) => entry.startsWith(`${symbolic} `));
   return `${symbolic} ${line?.slice(symbolic.length + 1) || '(no commit)'}`;
 }

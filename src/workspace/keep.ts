@@ -1,7 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { git, gitBytes, gitCommonDir } from '../git/git.js';
-import { readWorktreeEntries } from './worktree.js';
+import { git, gitBytes, listWorktrees } from '../git/git.js';
 import type { Snapshot } from './changes.js';
 
 /**
@@ -38,16 +35,14 @@ export async function commitToBranch(
     const tree = options.unchanged ? `${snapshot.worktree.baseCommit}^{tree}` : (await git(cwd, ['write-tree'], { env: snapshot.env })).stdout.trim();
     return (await git(cwd, ['commit-tree', tree, '-p', snapshot.worktree.baseCommit, '-F', '-'], { input: message })).stdout.trim();
   };
-  // Which branches are checked out is read while git writes the commit: it reads files only.
+  // Which branches are checked out is asked while git writes the commit.
   const [commit, checkedOut] = await Promise.all([makeCommit(), checkedOutBranches(snapshot.worktree.repo)]);
   const target = checkedOut.includes(`refs/heads/${branch}`) ? `${branch}-${suffix}` : branch;
   await git(cwd, ['update-ref', '-m', 'corral: run passed', `refs/heads/${target}`, commit]);
   return { branch: target, commit };
 }
 
-/** The branch each worktree of `repo` has checked out (`git worktree list`'s `branch` lines), from their HEAD files. */
+/** The branch each worktree of `repo` has checked out, the main one's too, as git lists them (`branch` lines). */
 async function checkedOutBranches(repo: string): Promise<string[]> {
-  const heads = [path.join(await gitCommonDir(repo), 'HEAD'), ...(await readWorktreeEntries(repo)).map((entry) => path.join(entry.adminDir, 'HEAD'))];
-  const texts = await Promise.all(heads.map((file) => readFile(file, 'utf8').catch(() => '')));
-  return texts.flatMap((text) => /^ref:\s*(\S+)\s*$/.exec(text)?.[1] ?? []);
+  return (await listWorktrees(repo)).flatMap((worktree) => worktree.branch ?? []);
 }

@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, realpath, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { git, gitCommonDir, gitPaths, gitSync, rememberGitPaths } from '../git/git.js';
+import { git, gitPaths, gitSync, listWorktrees } from '../git/git.js';
 import { trackLeftover } from '../proc/leftovers.js';
 import { withWorktreeLock } from './worktree-lock.js';
 
@@ -14,7 +14,7 @@ export interface Worktree {
   dir: string;
   /** The commit the worktree started from; the fence and the patch compare against it. */
   baseCommit: string;
-  /** The worktree's own index file, as its `.git` file named it when it was made. */
+  /** The worktree's own index file, as git named it when the worktree was made. */
   indexFile?: string;
   /**
    * The index git wrote for the checkout of the base, read before anything ran in the
@@ -39,25 +39,29 @@ export function lockReason(pid = process.pid): string {
  * The lock keeps `git worktree prune` (ours or anyone's) off it while the run lives.
  */
 export async function createWorktree(repo: string, baseCommit: string, label: string, options: { keep?: boolean } = {}): Promise<Worktree> {
-  const parent = await realpath(tmpdir());
-  const dir = await mkdtemp(path.join(parent, `corral-${label.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}-`));
+  // Killed runs' leftovers are looked for while the folder is made, outside the lock: one
+  // `git worktree list` in the usual case of nothing to clean, and no lock held for it.
+  const [dir, leftovers] = await Promise.all([
+    realpath(tmpdir()).then((parent) => mkdtemp(path.join(parent, `corral-${label.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}-`))),
+    readWorktreeList(repo).then(
+      (list) => list.prunable || list.corral.some((worktree) => worktree.stale),
+      () => true,
+    ),
+  ]);
   try {
     await withWorktreeLock(repo, async () => {
-      await removeStaleWorktreesLocked(repo).catch(() => undefined);
+      // Judged again under the lock: another run may have cleaned them up since.
+      if (leftovers) await removeStaleWorktreesLocked(repo).catch(() => undefined);
       await git(repo, ['worktree', 'add', '--detach', '--lock', '--reason', lockReason(), '--quiet', dir, baseCommit]);
     });
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
-  // Where its index is, read now, before anything runs in it (no `rev-parse --git-path index` later).
-  const gitdir = /^gitdir: (.+)$/m.exec(await readFile(path.join(dir, '.git'), 'utf8').catch(() => ''))?.[1];
-  const indexFile = gitdir ? path.join(gitdir, 'index') : undefined;
-  if (gitdir) {
-    const host = await gitPaths(repo);
-    // The worktree shares the host's config: its git calls need no `rev-parse` to find it.
-    rememberGitPaths(dir, { ...host, head: path.join(gitdir, 'HEAD'), index: path.join(gitdir, 'index') });
-  }
+  // Where its index is, asked of git now (and remembered for its later git calls), before
+  // anything runs in it.
+  const paths = await gitPaths(dir).catch(() => null);
+  const indexFile = paths?.index;
   const baseIndex = indexFile === undefined ? undefined : await readBaseIndex(indexFile);
   const worktree: Worktree = { repo, dir, baseCommit, ...(indexFile ? { indexFile } : {}), ...(baseIndex ? { baseIndex } : {}) };
   // On a second Ctrl-C: removed, unless the person asked to keep it (then only unlocked, work intact).
@@ -134,21 +138,16 @@ export async function listCorralWorktrees(repo: string): Promise<CorralWorktree[
 
 /** The corral worktrees of `repo`, and whether git lists any worktree as prunable (its folder gone). */
 async function readWorktreeList(repo: string): Promise<{ corral: CorralWorktree[]; prunable: boolean }> {
-  const { stdout } = await git(repo, ['worktree', 'list', '--porcelain', '-z']);
+  const records = await listWorktrees(repo);
   const found: CorralWorktree[] = [];
-  let prunable = false;
-  for (const record of stdout.split('\0\0')) {
-    const fields = record.split('\0');
-    if (fields.some((field) => field === 'prunable' || field.startsWith('prunable '))) prunable = true;
-    const dir = fields.find((field) => field.startsWith('worktree '))?.slice('worktree '.length);
-    const lock = fields.find((field) => field.startsWith('locked '))?.slice('locked '.length);
-    const owner = lock === undefined ? null : /^corral pid=(\d+) host=(.*)$/.exec(lock);
-    if (dir === undefined || owner === null) continue;
+  for (const record of records) {
+    const owner = record.locked === null ? null : /^corral pid=(\d+) host=(.*)$/.exec(record.locked);
+    if (owner === null) continue;
     const pid = Number(owner[1]);
     // Another host's run (a shared network checkout) cannot be checked from here: never stale.
-    found.push({ dir, pid, stale: owner[2] === hostname() && !isAlive(pid) });
+    found.push({ dir: record.dir, pid, stale: owner[2] === hostname() && !isAlive(pid) });
   }
-  return { corral: found, prunable };
+  return { corral: found, prunable: records.some((record) => record.prunable !== null) };
 }
 
 /** The private temp dir of the run in the worktree `dir`: beside it, so whatever removes a killed run's worktree removes it too. */
@@ -163,7 +162,7 @@ export function removeStaleWorktrees(repo: string): Promise<string[]> {
 
 async function removeStaleWorktreesLocked(repo: string): Promise<string[]> {
   const removed: string[] = [];
-  const list = await scanWorktrees(repo);
+  const list = await readWorktreeList(repo);
   for (const worktree of list.corral) {
     if (!worktree.stale) continue;
     await git(repo, ['worktree', 'remove', '--force', '--force', worktree.dir], { allowFailure: true });
@@ -174,57 +173,6 @@ async function removeStaleWorktreesLocked(repo: string): Promise<string[]> {
   // Nothing to prune is the usual case, and git says so in the list (`prunable`, git 2.31+).
   if (removed.length > 0 || list.prunable) await git(repo, ['worktree', 'prune'], { allowFailure: true });
   return removed;
-}
-
-/** One entry of `<common dir>/worktrees`, read as git reads it. */
-interface WorktreeEntry {
-  /** The worktree's folder, from the entry's gitdir file; null when that is missing or empty. */
-  dir: string | null;
-  /** The lock reason; null when not locked. */
-  lock: string | null;
-  /** Whether `git worktree list` would call it prunable (its folder or gitdir file gone). */
-  prunable: boolean;
-  /** The entry's folder, where its HEAD and index are. */
-  adminDir: string;
-}
-
-/** The linked worktrees of `repo` read from the git directory: no `git worktree list` process before every add. */
-export async function readWorktreeEntries(repo: string): Promise<WorktreeEntry[]> {
-  const parent = path.join(await gitCommonDir(repo), 'worktrees');
-  const ids = await readdir(parent).catch(() => [] as string[]);
-  return Promise.all(
-    ids.sort().map(async (id): Promise<WorktreeEntry> => {
-      const adminDir = path.join(parent, id);
-      const isDir = await stat(adminDir).then((s) => s.isDirectory(), () => false);
-      const lock = isDir ? await readFile(path.join(adminDir, 'locked'), 'utf8').catch(() => null) : null;
-      const gitdir = isDir ? ((await readFile(path.join(adminDir, 'gitdir'), 'utf8').catch(() => '')).trim() || null) : null;
-      const dir = gitdir === null ? null : gitdir.replace(/\/\.git$/, '');
-      // git's should_prune_worktree (as `worktree list` asks it): not a folder, or unlocked
-      // with its gitdir file missing, empty or naming a path that no longer exists.
-      const prunable = !isDir || (lock === null && (gitdir === null || !(await exists(gitdir))));
-      return { dir, lock: lock === null ? null : lock.trim(), prunable, adminDir };
-    }),
-  );
-}
-
-/** What `readWorktreeList` says, from the git directory's files. */
-async function scanWorktrees(repo: string): Promise<{ corral: CorralWorktree[]; prunable: boolean }> {
-  const entries = await readWorktreeEntries(repo);
-  const corral: CorralWorktree[] = [];
-  for (const entry of entries) {
-    const owner = entry.lock === null ? null : /^corral pid=(\d+) host=(.*)$/.exec(entry.lock);
-    if (entry.dir === null || owner === null) continue;
-    const pid = Number(owner[1]);
-    corral.push({ dir: entry.dir, pid, stale: owner[2] === hostname() && !isAlive(pid) });
-  }
-  return { corral, prunable: entries.some((entry) => entry.prunable) };
-}
-
-function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
 }
 
 function isAlive(pid: number): boolean {

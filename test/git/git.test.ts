@@ -33,16 +33,16 @@ describe('gitPaths', () => {
     await findRepoAndCommit(`${repo}/src`, 'HEAD');
     // The answer comes from the load's own git call: with the repository gone, asking git would fail.
     rmSync(`${repo}/.git`, { recursive: true, force: true });
-    expect(await gitPaths(repo)).toEqual({ commonDir: `${repo}/.git`, config: `${repo}/.git/config`, head: `${repo}/.git/HEAD`, index: `${repo}/.git/index` });
+    expect(await gitPaths(repo)).toEqual({ commonDir: `${repo}/.git`, config: `${repo}/.git/config`, gitDir: `${repo}/.git`, index: `${repo}/.git/index` });
     expect(await gitCommonDir(repo)).toBe(`${repo}/.git`);
   });
 
-  it("names a linked worktree's own HEAD and index, and the main repository's common dir and config", async () => {
+  it("names a linked worktree's own git dir and index, and the main repository's common dir and config", async () => {
     const repo = makeRepo();
     const linked = `${makeTempDir()}/linked`;
     runGit(repo, ['worktree', 'add', '-q', '--detach', linked]);
     const admin = runGit(linked, ['rev-parse', '--path-format=absolute', '--git-dir']).trim();
-    expect(await gitPaths(linked)).toEqual({ commonDir: `${repo}/.git`, config: `${repo}/.git/config`, head: `${admin}/HEAD`, index: `${admin}/index` });
+    expect(await gitPaths(linked)).toEqual({ commonDir: `${repo}/.git`, config: `${repo}/.git/config`, gitDir: admin, index: `${admin}/index` });
   });
 
   it('does not remember a failure: a later call asks again', async () => {

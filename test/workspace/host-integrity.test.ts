@@ -93,4 +93,24 @@ describe('host repository integrity', () => {
       ]),
     );
   });
+
+  it('asks git where HEAD is: a symlinked HEAD whose branch was packed is on that branch, and a detached one on its commit', async () => {
+    const repo = repoWithFiles({ 'a.txt': 'a\n' }, 'corral-host-');
+    const commit = gitIn(repo, ['rev-parse', 'HEAD']).trim();
+    // git still writes a symlink for HEAD when asked (core.preferSymlinkRefs); with the
+    // refs packed it points at no file, as a reftable repository's HEAD says nothing.
+    gitIn(repo, ['-c', 'core.preferSymlinkRefs=true', 'symbolic-ref', 'HEAD', 'refs/heads/main']);
+    gitIn(repo, ['pack-refs', '--all']);
+    const before = await recordHostState(repo);
+    expect(before.head).toBe(`refs/heads/main ${commit}`);
+    expect(hostDifferences(before, await recordHostState(repo, before))).toEqual([]);
+
+    gitIn(repo, ['checkout', '-q', '--detach']);
+    const detached = await recordHostState(repo, before);
+    expect(detached.head).toBe(`(detached) ${commit}`);
+    expect(hostDifferences(before, detached)).toEqual([`HEAD moved: refs/heads/main ${commit} → (detached) ${commit}`]);
+
+    gitIn(repo, ['checkout', '-q', '--orphan', 'unborn']);
+    expect((await recordHostState(repo, before)).head).toBe('refs/heads/unborn (no commit)');
+  });
 });

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { runProgram } from '../../proc/run-program.js';
-import { formatGitConfig, parseGitConfigList, type GitConfigEntry } from './git-config.js';
+import { readGlobalIdentity } from '../../git/git.js';
+import { formatGitConfig, type GitConfigEntry } from './git-config.js';
 
 // The HOME commands see inside the sandbox: an empty folder of the run's, read-only, in
 // place of the real one. It holds one file, a `.gitconfig` with the user's name and email
@@ -23,18 +23,8 @@ export async function makePrivateHome(dir: string, userHome: string | undefined,
   writeFileSync(path.join(dir, '.gitconfig'), formatGitConfig(entries));
 }
 
-/** `user.name` and `user.email` of the user's global git config (includes not followed: reading runs nothing). */
+/** `user.name` and `user.email` of the user's global git config, as git config entries. */
 async function gitIdentity(userHome: string, searchPath: string): Promise<GitConfigEntry[]> {
-  const result = await runProgram('git', ['config', '--global', '--no-includes', '-z', '--get-regexp', '^user\\.(name|email)$'], {
-    cwd: '/',
-    env: { PATH: searchPath, HOME: userHome, GIT_CONFIG_NOSYSTEM: '1' },
-    timeoutMs: 10_000,
-  });
-  if (result.exitCode !== 0) return [];
-  // --get-regexp -z prints `key\nvalue\0`, the same records as --list -z; the last one wins, as in git.
-  const latest = new Map<string, GitConfigEntry>();
-  for (const entry of parseGitConfigList(result.stdout.toString('utf8'))) {
-    if ((entry.key === 'user.name' || entry.key === 'user.email') && entry.value !== null && entry.value.trim() !== '') latest.set(entry.key, entry);
-  }
-  return [...latest.values()];
+  const { name, email } = await readGlobalIdentity(userHome, searchPath);
+  return [...(name === undefined ? [] : [{ key: 'user.name', value: name }]), ...(email === undefined ? [] : [{ key: 'user.email', value: email }])];
 }
