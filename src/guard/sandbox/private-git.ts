@@ -53,7 +53,9 @@ export async function makePrivateGitdir(dir: string, host: HostGit): Promise<{ o
   mkdirSync(path.join(dir, 'refs', 'heads'), { recursive: true });
   mkdirSync(path.join(dir, 'refs', 'tags'), { recursive: true });
   mkdirSync(path.join(dir, 'info'), { recursive: true });
-  copyFileSync(path.join(host.gitdir, 'HEAD'), path.join(dir, 'HEAD'));
+  // Asked of git, not copied: a reftable repository's HEAD file is a stub. A run's worktree is detached.
+  const head = (await git(host.gitdir, ['rev-parse', '--verify', 'HEAD'], { env: { GIT_DIR: host.gitdir } })).stdout.trim();
+  writeFileSync(path.join(dir, 'HEAD'), `${head}\n`);
   // The index and any split-index parts it names; a worktree without one yet gets none.
   for (const name of readdirSync(host.gitdir)) {
     if (name === 'index' || name.startsWith('sharedindex.')) copyFileSync(path.join(host.gitdir, name), path.join(dir, name));
