@@ -5,13 +5,11 @@ import { loadTicket } from '../../src/ticket/load.js';
 import { bashTool } from '../../src/tools/bash.js';
 import type { RunEvent } from '../../src/trace/events.js';
 import { makeRepo, makeTempDir } from '../ticket/temp-repo.js';
-import { LAYERS } from './layers.js';
+import { LAYERS, SRC } from './layers.js';
 
 // The path one Bash call takes through corral, read from the stacks of a real run: the
 // files it passes through from the model's reply to its trace events, and no call from a
 // lower layer back up into a higher one (a closure handed down and called from below).
-
-const SRC = path.resolve(import.meta.dirname, '../../src');
 
 /** The src/ files of a stack, innermost first, one entry per frame. */
 function srcFrames(stack: string): string[] {

@@ -1,24 +1,16 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { SRC, sourceFiles } from './layers.js';
 
 // Every git process corral starts goes through src/git/ (its hardened environment: no
 // hooks, fsmonitor, filters, global or system config). This finds, with TypeScript's own
 // parser, every call that starts `git` as a program anywhere else in src/.
 
-const SRC = path.resolve(import.meta.dirname, '../../src');
 
 /** Functions that start the program their first argument names (a shell line, for exec). */
 const STARTERS = new Set(['runProgram', 'spawn', 'spawnSync', 'execFile', 'execFileSync', 'exec', 'execSync', 'fork', 'execa', 'execaSync']);
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(full);
-    return entry.name.endsWith('.ts') ? [full] : [];
-  });
-}
 
 /** Whether a program name (or a shell line's first word) is git, by any path. */
 function namesGit(program: string): boolean {

@@ -1,22 +1,13 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { LAYERS, NEVER } from './layers.js';
+import { LAYERS, NEVER, SRC, sourceFiles } from './layers.js';
 
-const SRC = path.resolve(import.meta.dirname, '../../src');
 
 interface Import {
   from: string;
   to: string;
-}
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(full);
-    return entry.name.endsWith('.ts') ? [full] : [];
-  });
 }
 
 function moduleOf(file: string): string {

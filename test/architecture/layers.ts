@@ -1,3 +1,6 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+
 // corral's layers, top to bottom. A module (a folder of src/, or a file directly in it)
 // may import only modules of lower layers: never up, never sideways, so no two modules
 // import each other and a change low down can be reviewed without reading what sits on
@@ -21,3 +24,14 @@ export const LAYERS: readonly (readonly string[])[] = [
 export const NEVER: Record<string, readonly string[]> = {
   guard: ['config', 'ticket'],
 };
+
+export const SRC = path.resolve(import.meta.dirname, '../../src');
+
+/** Every .ts file under `dir`. */
+export function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
