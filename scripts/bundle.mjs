@@ -22,7 +22,7 @@ rmSync(OUT, { recursive: true, force: true });
 await build({
   input: { corral: path.join(ROOT, 'dist/cli/entry.js') },
   platform: 'node',
-  external: [/^node:/, 'web-tree-sitter', 'tree-sitter-bash'],
+  external: [/^node:/, 'web-tree-sitter'],
   logLevel: 'warn',
   plugins: [compiledWithSourceMap()],
   output: {

@@ -14,8 +14,12 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs the real, built CLI as a child process, with an environment of the test's choosing. */
-export async function runCli(args: string[], options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<CliRun> {
+/**
+ * Runs the real, built CLI as a child process, with an environment of the test's choosing.
+ * `bin` is an executable to run in place of this checkout's entry: an installed package's
+ * `node_modules/.bin/corral`, which must then work by its own shebang.
+ */
+export async function runCli(args: string[], options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number; bin?: string }): Promise<CliRun> {
   const env: Record<string, string> = {};
   for (const name of ['PATH', 'HOME', 'LANG', 'TMPDIR']) {
     const value = process.env[name];
@@ -27,7 +31,8 @@ export async function runCli(args: string[], options: { cwd: string; env?: Recor
     if (value === undefined) delete env[name];
     else env[name] = value;
   }
-  const result = await execa('node', [BIN, ...args], {
+  const [file, argv] = options.bin === undefined ? ['node', [BIN, ...args]] : [options.bin, args];
+  const result = await execa(file, argv, {
     cwd: options.cwd,
     env,
     extendEnv: false,

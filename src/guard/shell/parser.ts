@@ -6,6 +6,12 @@ export type { Node as SyntaxNode } from 'web-tree-sitter';
 
 let loading: Promise<Parser> | undefined;
 
+// The grammar prebuilt as WASM, from a package that ships only WASM: tree-sitter-bash itself
+// carries an install script that builds a native module corral never loads, and npm warns
+// about it on every install. This one is tree-sitter-bash 0.25 built for ABI 15, which the
+// pinned web-tree-sitter loads; the guard's tests (test/guard/shell.test.ts) parse with it.
+const BASH_GRAMMAR_WASM = '@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm';
+
 /**
  * The bash grammar for tree-sitter, loaded once per process and only when the first
  * command needs it: the WASM costs tens of milliseconds, which a run of file tools
@@ -21,7 +27,7 @@ export function loadBashParser(): Promise<Parser> {
     const require = createRequire(import.meta.url);
     const { Parser: ParserClass, Language } = require('web-tree-sitter') as typeof import('web-tree-sitter');
     await ParserClass.init();
-    const language = await Language.load(await readFile(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm')));
+    const language = await Language.load(await readFile(require.resolve(BASH_GRAMMAR_WASM)));
     const parser = new ParserClass();
     parser.setLanguage(language);
     return parser;
