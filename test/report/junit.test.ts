@@ -42,7 +42,7 @@ const SAMPLE = sampleBatch([
     exitCode: 6,
     reason: 'the model API answered 529 overloaded',
     checks: [],
-    patch: undefined,
+    patch: null,
   }),
   sampleSkipped('later', 'bail', 'skipped: fix-parser failed and --bail is set'),
 ]);
