@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { EXIT, UsageError, type Problem } from '../errors.js';
-import { REPORT_VERSION } from '../report/json.js';
+import { REPORT_VERSION, completeRunLine, ticketRef } from '../report/json.js';
 import { sortTicketReports, totalsOf, type BatchReport, type JsonTotals, type ShardSpec, type TicketReport } from '../report/batch-report.js';
 
 // `corral report merge`: the JSON reports of a CI matrix's shards joined into one, as if one
@@ -24,11 +24,11 @@ export interface MergedReport extends BatchReport {
 // The fields the merge, the table, JUnit and GitHub outputs read; anything else is kept as is.
 const count = z.number().int().nonnegative();
 const usage = z.looseObject({ inputTokens: count, outputTokens: count, cacheReadTokens: count, cacheWriteTokens: count });
-const ticketRef = z.looseObject({ id: z.string(), file: z.string(), title: z.string().optional() });
+const ticketLine = z.looseObject({ id: z.string(), file: z.string(), title: z.string().nullable().optional() });
 const LINE = z.discriminatedUnion('type', [
   z.looseObject({
     type: z.literal('run'),
-    ticket: ticketRef,
+    ticket: ticketLine,
     status: z.enum(['passed', 'failed', 'fence_violated', 'budget_exhausted', 'blocked', 'refused', 'model_error', 'interrupted', 'internal_error']),
     exitCode: z.number().int(),
     reason: z.string(),
@@ -45,7 +45,7 @@ const LINE = z.discriminatedUnion('type', [
     warnings: z.array(z.string()),
     trace: z.string(),
   }),
-  z.looseObject({ type: z.literal('skipped'), ticket: ticketRef, status: z.literal('skipped'), cause: z.enum(['bail', 'max_usd', 'interrupted']), reason: z.string(), exitCode: z.number().int().nullable() }),
+  z.looseObject({ type: z.literal('skipped'), ticket: ticketLine, status: z.literal('skipped'), cause: z.enum(['bail', 'max_usd', 'interrupted']), reason: z.string(), exitCode: z.number().int().nullable() }),
   z.looseObject({
     type: z.literal('totals'),
     tickets: count,
@@ -87,7 +87,9 @@ export async function readBatchReport(file: string, shown = file): Promise<ReadR
       totals = value as JsonTotals;
     } else {
       if (totals) problems.push(at('a ticket after the totals line'));
-      tickets.push(value as TicketReport);
+      // Every field present, as `corral run --json` writes it now, whichever corral wrote the line.
+      const line = parsed.data.type === 'run' ? completeRunLine(value as TicketReport & { type: 'run' }) : { ...(value as TicketReport), ticket: ticketRef(parsed.data.ticket) };
+      tickets.push(line as TicketReport);
     }
   });
   if (problems.length > 0) throw new UsageError(`${shown} is not a corral report`, problems);

@@ -1,7 +1,7 @@
 import { addUsage } from '../trace/records.js';
 import { ZERO_USAGE, type TokenUsage } from '../trace/records.js';
 import { EXIT } from '../errors.js';
-import { REPORT_VERSION, type JsonRunReport } from './json.js';
+import { REPORT_VERSION, ticketRef, type JsonRunReport, type TicketRef } from './json.js';
 import { mostSevereExitCode } from '../trace/outcome.js';
 
 // The batch report: what `corral run --json` prints (one line per ticket, then the
@@ -15,7 +15,7 @@ export type SkipCause = 'bail' | 'max_usd' | 'interrupted';
 export interface JsonSkippedReport {
   corral: typeof REPORT_VERSION;
   type: 'skipped';
-  ticket: { id: string; file: string; title?: string };
+  ticket: TicketRef;
   status: 'skipped';
   cause: SkipCause;
   /** One line a person can act on, e.g. which earlier ticket failed, or what the batch had left. */
@@ -105,7 +105,7 @@ export function skippedReport(ticket: { id: string; file: string; title?: string
   return {
     corral: REPORT_VERSION,
     type: 'skipped',
-    ticket: { id: ticket.id, file: ticket.file, ...(ticket.title ? { title: ticket.title } : {}) },
+    ticket: ticketRef(ticket),
     status: 'skipped',
     cause,
     reason,

@@ -16,14 +16,29 @@ export interface GithubAnnotationOptions {
   workspace?: string;
 }
 
-/** One `::error` workflow command per ticket that needs a person's attention. */
+/** GitHub shows at most this many `::error` annotations of one step and drops the rest without a word. */
+export const GITHUB_ERROR_LIMIT = 10;
+
+/**
+ * One `::error` workflow command per ticket that needs a person's attention; past
+ * GITHUB_ERROR_LIMIT, the first ones less one, and a last annotation naming the rest.
+ */
 export function githubAnnotations(report: BatchReport, options: GithubAnnotationOptions): string[] {
   const base = options.workspace ?? options.cwd;
-  return report.tickets.filter(needsAnnotation).map((ticket) => {
-    const file = reportPath(base, path.resolve(options.cwd, ticket.ticket.file));
+  const file = (ticket: TicketReport) => reportPath(base, path.resolve(options.cwd, ticket.ticket.file));
+  const needing = report.tickets.filter(needsAnnotation);
+  const shown = needing.length > GITHUB_ERROR_LIMIT ? needing.slice(0, GITHUB_ERROR_LIMIT - 1) : needing;
+  const lines = shown.map((ticket) => {
     const title = `corral: ${ticket.ticket.id} ${ticket.status}`;
-    return `::error file=${escapeProperty(file)},title=${escapeProperty(title)}::${escapeData(annotationMessage(ticket))}`;
+    return `::error file=${escapeProperty(file(ticket))},title=${escapeProperty(title)}::${escapeData(annotationMessage(ticket))}`;
   });
+  const rest = needing.slice(shown.length);
+  if (rest.length > 0) {
+    const title = `corral: ${rest.length} more tickets did not pass`;
+    const message = [`GitHub shows ${GITHUB_ERROR_LIMIT} annotations a step; these are in the step summary and the JUnit report:`, ...rest.map((ticket) => `${makeVisible(ticket.ticket.id)} ${ticket.status} (${file(ticket)})`)].join('\n');
+    lines.push(`::error title=${escapeProperty(title)}::${escapeData(message)}`);
+  }
+  return lines;
 }
 
 /** Skips for bail or interruption only echo another ticket's trouble; a batch budget running out is news of its own. */

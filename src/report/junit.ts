@@ -9,8 +9,14 @@ import { makeVisible } from '../text/visible.js';
 import { reportPath } from './report-path.js';
 
 // JUnit XML is what CI servers (Jenkins, GitLab, Azure, the GitHub test-report actions)
-// read to list test results. Each ticket is one testcase; schema/junit.xsd describes the
-// exact shape written here, and the tests validate against it.
+// read to list test results. Each ticket is one testsuite holding one testcase: a suite,
+// because the Jenkins junit-10 schema allows properties only there, and the properties
+// (each check's verdict, what the run spent) are per ticket. schema/junit.xsd describes
+// the exact shape written here; the tests validate against it and against junit-10.
+//
+// Many consumers (dorny/test-reporter, GitLab, junit viewers) show neither properties nor
+// system-out, so what a person needs is also in the failure's message and text: the
+// reason, every check's verdict, and the ticket's summary.
 
 export interface JunitOptions {
   /** Ticket, patch and trace paths are shown relative to it. */
@@ -19,7 +25,7 @@ export interface JunitOptions {
   timestamp?: string;
 }
 
-type Outcome = 'passed' | 'failure' | 'error';
+type Outcome = 'passed' | 'failure' | 'error' | 'skipped';
 
 // A failure is the agent's work found wanting; an error is that the run itself could not
 // finish, which CI servers show differently (and a rerun may fix).
@@ -42,69 +48,99 @@ const plain = new Chalk({ level: 0 });
 
 export function formatJunit(report: BatchReport, options: JunitOptions): string {
   const counts = countOutcomes(report.tickets);
-  const suiteCounts = {
-    tests: String(report.tickets.length),
-    failures: String(counts.failure),
-    errors: String(counts.error),
-    skipped: String(counts.skipped),
-    time: seconds(report.totals.durationMs),
-  };
-  const suiteAttributes = { name: 'corral', ...suiteCounts, ...(options.timestamp === undefined ? {} : { timestamp: options.timestamp }) };
+  // junit-10 has no skipped count on <testsuites>; each <testsuite> carries its own.
+  const totals = { tests: String(report.tickets.length), failures: String(counts.failure), errors: String(counts.error), time: seconds(report.totals.durationMs) };
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites${attributes({ name: 'corral', ...suiteCounts })}>`,
-    `  <testsuite${attributes(suiteAttributes)}>`,
-    ...report.tickets.map((ticket) => formatTestcase(ticket, options.cwd)),
-    '  </testsuite>',
+    `<testsuites${attributes({ name: 'corral', ...totals })}>`,
+    ...report.tickets.map((ticket) => formatTicketSuite(ticket, options)),
     '</testsuites>',
     '',
   ].join('\n');
 }
 
-function countOutcomes(tickets: TicketReport[]): Record<Outcome | 'skipped', number> {
+function outcomeOf(ticket: TicketReport): Outcome {
+  if (ticket.type === 'run') return OUTCOME[ticket.status];
+  // A skip that fails the batch (the batch's money ran out) must look failed where CI shows it.
+  return ticket.exitCode === null ? 'skipped' : 'failure';
+}
+
+function countOutcomes(tickets: TicketReport[]): Record<Outcome, number> {
   const counts = { passed: 0, failure: 0, error: 0, skipped: 0 };
-  for (const ticket of tickets) counts[ticket.type === 'skipped' ? (ticket.exitCode === null ? 'skipped' : 'failure') : OUTCOME[ticket.status]]++;
+  for (const ticket of tickets) counts[outcomeOf(ticket)]++;
   return counts;
 }
 
 // Only tags are indented: a line of element text is data, and padding it would change it.
-const TESTCASE_PAD = '    ';
-const CHILD_PAD = '      ';
+const SUITE_PAD = '  ';
+const CHILD_PAD = '    ';
+const CASE_CHILD_PAD = '      ';
 
-function formatTestcase(ticket: TicketReport, cwd: string): string {
-  const head = `${TESTCASE_PAD}<testcase${attributes({ name: testcaseName(ticket), classname: reportPath(cwd, ticket.ticket.file), time: seconds(ticket.type === 'run' ? ticket.durationMs : 0) })}>`;
-  const children = ticket.type === 'run' ? runChildren(ticket, cwd) : skippedChildren(ticket);
-  return [head, ...children.map((child) => CHILD_PAD + child), `${TESTCASE_PAD}</testcase>`].join('\n');
-}
-
-function testcaseName(ticket: TicketReport): string {
-  return ticket.ticket.title ? `${ticket.ticket.id} — ${ticket.ticket.title}` : ticket.ticket.id;
+function formatTicketSuite(ticket: TicketReport, options: JunitOptions): string {
+  const outcome = outcomeOf(ticket);
+  const file = reportPath(options.cwd, ticket.ticket.file);
+  const time = seconds(ticket.type === 'run' ? ticket.durationMs : 0);
+  const suite = {
+    name: ticket.ticket.id,
+    tests: '1',
+    failures: outcome === 'failure' ? '1' : '0',
+    errors: outcome === 'error' ? '1' : '0',
+    skipped: outcome === 'skipped' ? '1' : '0',
+    time,
+    ...(options.timestamp === undefined ? {} : { timestamp: options.timestamp }),
+    file,
+  };
+  const properties = ticket.type === 'run' ? runProperties(ticket, options.cwd) : skippedProperties(ticket);
+  // `file` is what the GitHub annotators (mikepenz/action-junit-report) put a failure on;
+  // without it they guess a file from the classname's last dotted part, `md` or `yaml`.
+  const testcase = `${CHILD_PAD}<testcase${attributes({ name: ticket.ticket.id, classname: file, file, time })}>`;
+  const children = ticket.type === 'run' ? runChildren(ticket, options.cwd) : skippedChildren(ticket);
+  return [
+    `${SUITE_PAD}<testsuite${attributes(suite)}>`,
+    CHILD_PAD + formatProperties(properties),
+    testcase,
+    ...children.map((child) => CASE_CHILD_PAD + child),
+    `${CHILD_PAD}</testcase>`,
+    `${SUITE_PAD}</testsuite>`,
+  ].join('\n');
 }
 
 function runChildren(run: JsonRunReport, cwd: string): string[] {
   const outcome = OUTCOME[run.status];
-  const children = [formatProperties(runProperties(run, cwd))];
+  const summary = formatSummary(run, plain, cwd);
+  const children: string[] = [];
   if (outcome !== 'passed') {
     const tag = outcome === 'failure' ? 'failure' : 'error';
-    children.push(`<${tag}${attributes({ type: run.status, message: makeVisible(run.reason) })}>${text(failureDetails(run, cwd))}</${tag}>`);
+    children.push(`<${tag}${attributes({ type: run.status, message: failureMessage(run) })}>${text(`${failureDetails(run, cwd)}\n${summary}`)}</${tag}>`);
   }
-  children.push(`<system-out>${text(formatSummary(run, plain, cwd))}</system-out>`);
+  children.push(`<system-out>${text(summary)}</system-out>`);
   return children;
 }
 
+/** One line for consumers that show only a failure's message: why, and each check's verdict. */
+export function failureMessage(run: JsonRunReport): string {
+  const reason = makeVisible(run.reason);
+  if (run.checks.length === 0) return reason;
+  return `${reason} · checks: ${run.checks.map((check) => `${makeVisible(check.name)} ${checkVerdict(check)}`).join(', ')}`;
+}
+
 function skippedChildren(skip: JsonSkippedReport): string[] {
-  const properties: [string, string][] = [
-    ['corral.status', 'skipped'],
-    ['corral.skip_cause', skip.cause],
-  ];
+  const message = makeVisible(skip.reason);
+  if (skip.exitCode !== null) return [`<failure${attributes({ type: `skipped_${skip.cause}`, message })}>${text(`${skip.reason}\n`)}</failure>`];
+  return [`<skipped${attributes({ message })}/>`];
+}
+
+function skippedProperties(skip: JsonSkippedReport): [string, string][] {
+  const properties: [string, string][] = [];
+  if (skip.ticket.title) properties.push(['corral.title', skip.ticket.title]);
+  properties.push(['corral.status', 'skipped'], ['corral.skip_cause', skip.cause]);
   if (skip.exitCode !== null) properties.push(['corral.exit_code', String(skip.exitCode)]);
-  // A skip that fails the batch (the batch's money ran out) must look failed where CI shows it.
-  if (skip.exitCode !== null) return [formatProperties(properties), `<failure${attributes({ type: `skipped_${skip.cause}`, message: makeVisible(skip.reason) })}/>`];
-  return [formatProperties(properties), `<skipped${attributes({ message: makeVisible(skip.reason) })}/>`];
+  return properties;
 }
 
 function runProperties(run: JsonRunReport, cwd: string): [string, string][] {
-  const properties: [string, string][] = run.checks.map((check) => [`check:${check.name}`, checkVerdict(check)]);
+  const properties: [string, string][] = run.ticket.title ? [['corral.title', run.ticket.title]] : [];
+  properties.push(...run.checks.map((check): [string, string] => [`check:${check.name}`, checkVerdict(check)]));
   properties.push(
     ['corral.status', run.status],
     ['corral.exit_code', String(run.exitCode)],
@@ -124,7 +160,7 @@ function checkVerdict(check: CheckResult): string {
   return check.exitCode === null ? 'failed' : `failed (exit ${check.exitCode})`;
 }
 
-/** The properties element, its own lines padded to sit under the testcase's other children. */
+/** The properties element, its own lines padded to sit under the suite's other children. */
 function formatProperties(properties: [string, string][]): string {
   const lines = properties.map(([name, value]) => `${CHILD_PAD}  <property${attributes({ name, value })}/>`);
   return ['<properties>', ...lines, `${CHILD_PAD}</properties>`].join('\n');

@@ -46,8 +46,15 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
 }
 
+// A run's facts as a RunResult leaves them out and as a report line gives them: null.
+type MaybeNull = 'ticket' | 'budgetExhausted' | 'baseCommit' | 'hostChanges' | 'approvalsNeeded' | 'patch' | 'branch' | 'sandbox' | 'worktree';
+/** A RunResult or a report line (JsonRunReport): the summary reads both. */
+export type SummaryInput = Omit<RunResult, MaybeNull> & { ticket: { id: string; file: string; title?: string | null | undefined } } & {
+  [K in Exclude<MaybeNull, 'ticket'>]?: RunResult[K] | null;
+};
+
 /** The end-of-run summary a person reads in five seconds. Pure: paths shown relative to `cwd`. */
-export function formatSummary(result: RunResult, c: ChalkInstance, cwd: string): string {
+export function formatSummary(result: SummaryInput, c: ChalkInstance, cwd: string): string {
   const rel = (p: string) => path.relative(cwd, p) || '.';
   const ok = result.status === 'passed';
   const paint = ok ? c.green.bold : c.red.bold;

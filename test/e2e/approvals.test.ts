@@ -65,7 +65,7 @@ describe('asks at a terminal', () => {
     // Approved calls ran; the refused one left no approvals file (a person answered it).
     const patch = readFileSync(report.patch, 'utf8');
     expect(patch).toContain('+again');
-    expect(report.approvalsNeeded).toBeUndefined();
+    expect(report.approvalsNeeded).toBeNull();
     const trace = readFileSync(report.trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(trace.filter((e) => e.type === 'approval').map((e) => [e.approved, e.by])).toEqual([
       [true, 'person'],
@@ -119,7 +119,7 @@ describe('unattended runs', () => {
     const again = await runCli(['run', 't.yaml', '--json'], { cwd: repo });
     const second = runReport(again.stdout);
     expect(second.asked).toEqual([]);
-    expect(second.approvalsNeeded).toBeUndefined();
+    expect(second.approvalsNeeded).toBeNull();
     expect(readFileSync(second.patch, 'utf8')).toContain('+from-ci');
     // The summary a person reads counts asked, approved, refused and denied.
     const summary = await runCli(['run', 't.yaml'], { cwd: askingRepo(['  - tools:\n      - Bash: {command: node scripts/gen.js x}\n', FINISH].join('')), env: { NO_COLOR: '1' } });

@@ -44,11 +44,16 @@ function traceEvents(file: string): Record<string, any>[] {
   return readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
 }
 
-const SCHEMA = readFileSync(path.join(PROJECT_ROOT, 'schema/junit.xsd'), 'utf8');
+const SCHEMAS = ['schema/junit.xsd', 'fixtures/junit/junit-10.xsd'].map((file) => ({ fileName: path.basename(file), contents: readFileSync(path.join(PROJECT_ROOT, file), 'utf8') }));
 
+/** What the repository's schema and the Jenkins junit-10 schema find wrong with `xml`. */
 async function junitProblems(xml: string): Promise<string[]> {
-  const result = await validateXML({ xml: [{ fileName: 'report.xml', contents: xml }], schema: [{ fileName: 'junit.xsd', contents: SCHEMA }] });
-  return result.errors.map((error) => error.rawMessage);
+  const problems: string[] = [];
+  for (const schema of SCHEMAS) {
+    const result = await validateXML({ xml: [{ fileName: 'report.xml', contents: xml }], schema: [schema] });
+    problems.push(...result.errors.map((error) => `${schema.fileName}: ${error.rawMessage}`));
+  }
+  return problems;
 }
 
 describe('a folder of tickets with --jobs 4', () => {
@@ -192,8 +197,8 @@ describe('outcomes of a batch', () => {
     expect(totals).toMatchObject({ tickets: 2, byStatus: { passed: 1, failed: 1 }, exitCode: 1 });
     const xml = readFileSync(path.join(repo, 'out.xml'), 'utf8');
     expect(await junitProblems(xml)).toEqual([]);
-    expect(xml).toMatch(/<testsuites name="corral" tests="2" failures="1" errors="0" skipped="0"/);
-    expect(xml).toMatch(/<testcase name="flunks"[^>]*>\n\s*<properties>[\s\S]*<failure type="failed"/);
+    expect(xml).toMatch(/<testsuites name="corral" tests="2" failures="1" errors="0"/);
+    expect(xml).toMatch(/<testsuite name="flunks"[^>]*>\n\s*<properties>[\s\S]*<testcase name="flunks" classname="tickets\/flunks.yaml" file="tickets\/flunks.yaml"[^>]*>\n\s*<failure type="failed"/);
     // No terminal reporter: no progress lines; no github reporter: no annotations, no step summary.
     expect(run.stderr).toBe('');
     expect(existsSync(summary)).toBe(false);

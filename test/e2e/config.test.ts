@@ -100,8 +100,8 @@ describe('config applied to runs', () => {
     expect(report.status).toBe('blocked');
     expect(report.reason).toBe('the run was denied by run.start rule no-release (corral.yaml:3): release tickets are done by a person');
     expect(report.steps).toBe(0);
-    expect(report.baseCommit).toBeDefined();
-    expect(report.patch).toBeUndefined();
+    expect(report.baseCommit).toBeTypeOf('string');
+    expect(report.patch).toBeNull();
     const trace = readFileSync(report.trace, 'utf8');
     expect(trace).toContain('"type":"run_gate"');
     expect(trace).not.toContain('"type":"worktree"');

@@ -143,7 +143,7 @@ describe('secrets', () => {
     const envDump = patch.split('diff --git').find((part) => part.includes('env.txt'))!;
     expect(envDump).toContain('+PATH=');
     expect(envDump).not.toContain('ANTHROPIC');
-    expect(report.branch).toBeUndefined();
+    expect(report.branch).toBeNull();
     expect(readFileSync(report.trace, 'utf8')).not.toContain(key);
     expect(run.stdout + run.stderr).not.toContain(key);
   });

@@ -82,7 +82,7 @@ function expectNothingLost(result: FaultRun): void {
   expect(patch).toContain('+written before the fault');
   expect(patch).not.toContain('src/b.txt');
   expect(existsSync(report.trace)).toBe(true);
-  expect(report.worktree).toBeUndefined();
+  expect(report.worktree).toBeNull();
   expect(extraWorktrees(repo)).toEqual([]);
   expect(existsSync(worktree)).toBe(false);
   const left = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })

@@ -26,7 +26,7 @@ describe('runs that do not pass end in their documented exit code, with the work
     expect(r.status).toBe('fence_violated');
     expect(r.changes.filter((c) => !c.allowed).map((c) => c.change.path)).toEqual(['fixtures/example-project/README.md']);
     expect(readFileSync(r.patch, 'utf8')).toContain('Now with working fees.');
-    expect(r.branch).toBeUndefined();
+    expect(r.branch).toBeNull();
     expect(gitIn(repo, ['branch', '--list', 'corral/*']).trim()).toBe('');
     expect(extraWorktrees(repo)).toEqual([]);
   });
@@ -92,7 +92,7 @@ describe('runs that do not pass end in their documented exit code, with the work
     const run = await runCli(['run', 'tickets/cap-fine.yaml', '--keep', '--json'], { cwd: repo });
     expect(run.exitCode).toBe(0);
     const r = report(run.stdout);
-    expect(r.worktree).toBeDefined();
+    expect(r.worktree).toBeTypeOf('string');
     expect(readFileSync(path.join(r.worktree!, 'fixtures/example-project/src/fees.js'), 'utf8')).toContain('MAX_FINE_CENTS');
     expect(extraWorktrees(repo)).toEqual([r.worktree]);
     gitIn(repo, ['worktree', 'remove', '--force', r.worktree!]);

@@ -30,7 +30,7 @@ describe('secrets by shape and by encoded value, through the real CLI', () => {
     const patch = readFileSync(report.patch, 'utf8');
     expect(patch).toContain('+registry_token = "[REDACTED gitlab-pat]"');
     expect(patch).toContain('[REDACTED DEPLOY_TOKEN as base64]');
-    expect(report.branch).toBeUndefined();
+    expect(report.branch).toBeNull();
     expect(gitIn(repo, ['branch', '--list', 'corral/*']).trim()).toBe('');
     const encoded = base64Forms(Buffer.from(DEPLOY_TOKEN));
     // The patch, the trace (JSON lines: a line break is `\n` there) and the output hold neither.
@@ -54,7 +54,7 @@ describe('secrets by shape and by encoded value, through the real CLI', () => {
     const run = await runCli(['run', 'fixtures/tickets/next-to.yaml', '--json'], { cwd: repo });
     expect(run.exitCode).toBe(0);
     const report = runReport(run.stdout);
-    expect(report.branch).toBeDefined();
+    expect(report.branch).toBeTypeOf('string');
     expect(readFileSync(report.patch, 'utf8')).toContain('+port = 8080');
   });
 });

@@ -49,7 +49,7 @@ describe('without a sandbox, a script a check runs cannot blind the fence', () =
     expect(exitCode, output).toBe(2);
     expect(report.status).toBe('fence_violated');
     expect(report.reason).toContain(changed);
-    expect(report.branch).toBeUndefined();
+    expect(report.branch).toBeNull();
   });
 
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonSkippedReport } from '../../src/report/batch-report.js';
 import { sampleBatch, sampleCheck, sampleRun, sampleSkipped } from '../support/batch-reports.js';
-import { escapeCell, escapeData, escapeProperty, githubAnnotations, githubStepSummary, REASON_LIMIT } from '../../src/report/github.js';
+import { escapeCell, escapeData, escapeProperty, GITHUB_ERROR_LIMIT, githubAnnotations, githubStepSummary, REASON_LIMIT } from '../../src/report/github.js';
 
 const CWD = '/home/runner/work/app/app/sub';
 const run = (overrides: Parameters<typeof sampleRun>[0]) => sampleRun(overrides, CWD);
@@ -67,6 +67,23 @@ describe('githubAnnotations', () => {
 
   it('writes nothing for a batch that passed', () => {
     expect(githubAnnotations(sampleBatch([SAMPLE.tickets[0]!]), { cwd: CWD })).toEqual([]);
+  });
+
+  const failing = (count: number) => Array.from({ length: count }, (_, i) => run({ ticket: { id: `f${String(i + 1).padStart(2, '0')}`, file: `${CWD}/tickets/f${String(i + 1).padStart(2, '0')}.md` }, status: 'failed', exitCode: 1, reason: 'r' }));
+
+  it('annotates each of exactly ten failing tickets: GitHub shows them all', () => {
+    const out = githubAnnotations(sampleBatch(failing(GITHUB_ERROR_LIMIT)), { cwd: CWD });
+    expect(out).toHaveLength(10);
+    expect(out.every((line) => line.startsWith('::error file=tickets/f'))).toBe(true);
+  });
+
+  it('past ten, annotates the first nine and names the rest in a tenth, so none vanishes silently', () => {
+    const out = githubAnnotations(sampleBatch(failing(12)), { cwd: CWD });
+    expect(out).toHaveLength(GITHUB_ERROR_LIMIT);
+    expect(out.slice(0, 9).map((line) => line.match(/title=corral%3A (\S+) /)?.[1])).toEqual(['f01', 'f02', 'f03', 'f04', 'f05', 'f06', 'f07', 'f08', 'f09']);
+    expect(out[9]).toBe(
+      '::error title=corral%3A 3 more tickets did not pass::GitHub shows 10 annotations a step; these are in the step summary and the JUnit report:%0Af10 failed (tickets/f10.md)%0Af11 failed (tickets/f11.md)%0Af12 failed (tickets/f12.md)',
+    );
   });
 });
 

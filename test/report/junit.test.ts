@@ -9,6 +9,8 @@ import { formatSummary } from '../../src/report/summary.js';
 
 const CWD = '/repo';
 const SCHEMA = readFile(new URL('../../schema/junit.xsd', import.meta.url), 'utf8');
+// The Jenkins xUnit plugin's schema, vendored: the one CI servers that validate JUnit files use.
+const JENKINS_SCHEMA = readFile(new URL('../../fixtures/junit/junit-10.xsd', import.meta.url), 'utf8');
 
 
 const NASTY_OUTPUT = 'FAIL src/a.test.ts\n\x1b[31mexpected 1 < 2 && "x" to be \'y\'\x1b[39m\nbyte: \x00 end\n';
@@ -42,14 +44,19 @@ const SAMPLE = sampleBatch([
     exitCode: 6,
     reason: 'the model API answered 529 overloaded',
     checks: [],
-    patch: undefined,
+    patch: null,
   }),
   sampleSkipped('later', 'bail', 'skipped: fix-parser failed and --bail is set'),
 ]);
 
-async function schemaErrors(xml: string): Promise<string[]> {
-  const result = await validateXML({ xml: [{ fileName: 'report.xml', contents: xml }], schema: [await SCHEMA] });
+async function schemaErrors(xml: string, schema: Promise<string> = SCHEMA): Promise<string[]> {
+  const result = await validateXML({ xml: [{ fileName: 'report.xml', contents: xml }], schema: [await schema] });
   return result.valid ? [] : result.errors.map((error) => error.message);
+}
+
+/** Errors against the repository's schema and against Jenkins junit-10, each named. */
+async function bothSchemaErrors(xml: string): Promise<string[]> {
+  return [...(await schemaErrors(xml)).map((e) => `junit.xsd: ${e}`), ...(await schemaErrors(xml, JENKINS_SCHEMA)).map((e) => `junit-10.xsd: ${e}`)];
 }
 
 /** The text of the first `<tag ...>` start tag whose attributes include `marker`. */
@@ -70,50 +77,53 @@ function elementTexts(xml: string, tag: string): string[] {
   return [...xml.matchAll(new RegExp(`<${tag}\\b[^>]*>([^<]*)</${tag}>`, 'g'))].map((found) => unescapeText(found[1]!));
 }
 
-/** The lines of one testcase, found by the start of its name. */
+/** The lines of one ticket's testsuite (its properties and testcase), found by the ticket id. */
 function testcase(xml: string, name: string): string {
-  const start = xml.indexOf(`<testcase name="${name}`);
+  const start = xml.indexOf(`<testsuite name="${name}"`);
   expect(start).toBeGreaterThanOrEqual(0);
-  return xml.slice(start, xml.indexOf('</testcase>', start));
+  return xml.slice(start, xml.indexOf('</testsuite>', start));
 }
 
 describe('formatJunit', () => {
   const xml = formatJunit(SAMPLE, { cwd: CWD });
 
-  it('writes a document the schema accepts', async () => {
+  it('writes a document both the repository schema and Jenkins junit-10 accept', async () => {
     expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites ')).toBe(true);
-    expect(await schemaErrors(xml)).toEqual([]);
+    expect(await bothSchemaErrors(xml)).toEqual([]);
   });
 
-  it('counts failures, errors and skips on the suites and the suite', () => {
-    const counts = 'tests="5" failures="2" errors="1" skipped="1" time="61.500"';
-    expect(startTag(xml, 'testsuites')).toBe(`<testsuites name="corral" ${counts}>`);
-    expect(startTag(xml, 'testsuite')).toBe(`<testsuite name="corral" ${counts}>`);
+  it('counts failures and errors on the suites, and each ticket on its own suite', () => {
+    // junit-10 has no skipped count on <testsuites>.
+    expect(startTag(xml, 'testsuites')).toBe('<testsuites name="corral" tests="5" failures="2" errors="1" time="61.500">');
+    expect(startTag(xml, 'testsuite', 'name="fix-parser"')).toBe('<testsuite name="fix-parser" tests="1" failures="1" errors="0" skipped="0" time="12.345" file="tickets/fix-parser.md">');
+    expect(startTag(xml, 'testsuite', 'name="overloaded"')).toContain('tests="1" failures="0" errors="1" skipped="0"');
+    expect(startTag(xml, 'testsuite', 'name="later"')).toContain('tests="1" failures="0" errors="0" skipped="1"');
   });
 
   it('shows a ticket skipped because the batch ran out of money as a failure, not a skip', async () => {
     const out = formatJunit(sampleBatch([sampleSkipped('dear', 'max_usd', '--max-usd $1.00: $0.20 left'), sampleSkipped('later', 'bail', 'a failed')]), { cwd: CWD });
-    expect(startTag(out, 'testsuites')).toContain('tests="2" failures="1" errors="0" skipped="1"');
-    expect(testcase(out, 'dear')).toContain('<failure type="skipped_max_usd" message="--max-usd $1.00: $0.20 left"/>');
+    expect(startTag(out, 'testsuites')).toContain('tests="2" failures="1" errors="0"');
+    expect(testcase(out, 'dear')).toContain('<failure type="skipped_max_usd" message="--max-usd $1.00: $0.20 left">--max-usd $1.00: $0.20 left\n</failure>');
     expect(testcase(out, 'later')).toContain('<skipped message="a failed"/>');
-    expect(await schemaErrors(out)).toEqual([]);
+    expect(await bothSchemaErrors(out)).toEqual([]);
   });
 
-  it('adds the timestamp only when given, and the schema accepts it', async () => {
+  it('adds the timestamp only when given, and both schemas accept it', async () => {
     expect(xml).not.toContain('timestamp=');
     const stamped = formatJunit(SAMPLE, { cwd: CWD, timestamp: '2025-01-02T03:04:05.678Z' });
     expect(startTag(stamped, 'testsuite')).toContain('timestamp="2025-01-02T03:04:05.678Z"');
-    expect(await schemaErrors(stamped)).toEqual([]);
+    expect(await bothSchemaErrors(stamped)).toEqual([]);
   });
 
   it('is deterministic', () => {
     expect(formatJunit(SAMPLE, { cwd: CWD })).toBe(xml);
   });
 
-  it('names each testcase by ticket, with the file relative to cwd as classname', () => {
-    expect(startTag(xml, 'testcase', 'add-flag')).toBe('<testcase name="add-flag — Add a --dry-run flag" classname="tickets/add-flag.md" time="12.345">');
-    expect(startTag(xml, 'testcase', 'fix-parser')).toContain('classname="tickets/fix-parser.md"');
-    expect(startTag(xml, 'testcase', 'later')).toBe('<testcase name="later" classname="tickets/later.md" time="0.000">');
+  it('names each testcase by the ticket id, with the ticket file relative to cwd as file and classname', () => {
+    expect(startTag(xml, 'testcase', 'add-flag')).toBe('<testcase name="add-flag" classname="tickets/add-flag.md" file="tickets/add-flag.md" time="12.345">');
+    expect(startTag(xml, 'testcase', 'fix-parser')).toContain('file="tickets/fix-parser.md"');
+    expect(startTag(xml, 'testcase', 'later')).toBe('<testcase name="later" classname="tickets/later.md" file="tickets/later.md" time="0.000">');
+    expect(testcase(xml, 'add-flag')).toContain('<property name="corral.title" value="Add a --dry-run flag"/>');
   });
 
   it('gives a passed ticket no failure, and properties for its checks and spending', () => {
@@ -141,7 +151,7 @@ describe('formatJunit', () => {
     expect(failed).toContain('<property name="check:test" value="failed (exit 1)"/>');
     expect(failed).toContain('<property name="check:e2e" value="timed out"/>');
     expect(failed).not.toContain('corral.cost_usd');
-    expect(failed).toContain('<failure type="failed" message="check test still fails after 2 rounds">check test still fails after 2 rounds\n');
+    expect(failed).toContain('<failure type="failed" message="check test still fails after 2 rounds · checks: lint passed, test failed (exit 1), e2e timed out">check test still fails after 2 rounds\n');
     expect(failed).toContain('check test: exit 1\n    FAIL src/a.test.ts\n    expected 1 &lt; 2 &amp;&amp; &quot;x&quot; to be &apos;y&apos;\n    byte: \\x00 end\n');
     expect(failed).toContain('check e2e: timed out\n    hung\n');
     expect(failed).toContain('denied: Bash curl https://example.com (by baseline.network: no network)');
@@ -150,7 +160,7 @@ describe('formatJunit', () => {
 
   it('writes a breached fence as a failure naming the paths and host changes', () => {
     const fence = testcase(xml, 'touch-env');
-    expect(fence).toContain('<failure type="fence_violated" message="changed a path outside the fence: .env">');
+    expect(fence).toContain('<failure type="fence_violated" message="changed a path outside the fence: .env · checks: test passed">');
     expect(fence).toContain('fence: .env (added) matches forbid .env*\n');
     expect(fence).toContain('host: HEAD moved from abc123 to def456\n');
     expect(fence).not.toContain('fence: src/a.ts');
@@ -165,6 +175,15 @@ describe('formatJunit', () => {
     expect(skip).toContain('<property name="corral.status" value="skipped"/>');
     expect(skip).toContain('<property name="corral.skip_cause" value="bail"/>');
     expect(skip).not.toContain('<system-out>');
+  });
+
+  it('puts the summary, with every check, in the failure text too, for consumers that drop properties and system-out', () => {
+    const failed = testcase(xml, 'fix-parser');
+    const failure = unescapeText(failed.slice(failed.indexOf('<failure'), failed.indexOf('</failure>')));
+    expect(failure).toContain('✘ FAILED  fix-parser');
+    expect(failure).toMatch(/✔ lint /);
+    expect(failure).toMatch(/✘ test exit 1 /);
+    expect(failure).toContain('spent');
   });
 
   it('never writes a character XML 1.0 cannot hold', async () => {
@@ -184,14 +203,15 @@ describe('formatJunit', () => {
     expect(out).not.toMatch(/[^\t\n\r\u{20}-\u{d7ff}\u{e000}-\u{fffd}\u{10000}-\u{10ffff}]/u);
     expect(out).toContain('😀');
     expect(out).toContain('message="reason\\r\\n');
-    expect(await schemaErrors(out)).toEqual([]);
+    expect(await bothSchemaErrors(out)).toEqual([]);
   });
 
   it('carries the summary and the failure details as written, not reindented', () => {
     const runs = SAMPLE.tickets.filter((ticket): ticket is JsonRunReport => ticket.type === 'run');
-    expect(elementTexts(xml, 'system-out')).toEqual(runs.map((run) => xmlSafe(formatSummary(run, new Chalk({ level: 0 }), CWD))));
+    const summary = (run: JsonRunReport) => formatSummary(run, new Chalk({ level: 0 }), CWD);
+    expect(elementTexts(xml, 'system-out')).toEqual(runs.map((run) => xmlSafe(summary(run))));
     const failing = runs.filter((run) => run.status === 'failed' || run.status === 'fence_violated');
-    expect(elementTexts(xml, 'failure')).toEqual(failing.map((run) => xmlSafe(failureDetails(run, CWD))));
+    expect(elementTexts(xml, 'failure')).toEqual(failing.map((run) => xmlSafe(`${failureDetails(run, CWD)}\n${summary(run)}`)));
   });
 
   it('keeps line breaks in attribute values as references', () => {
@@ -210,8 +230,8 @@ describe('formatJunit', () => {
 
   it('writes an empty batch the schema accepts', async () => {
     const out = formatJunit(sampleBatch([]), { cwd: CWD });
-    expect(startTag(out, 'testsuites')).toContain('tests="0" failures="0" errors="0" skipped="0"');
-    expect(await schemaErrors(out)).toEqual([]);
+    expect(startTag(out, 'testsuites')).toContain('tests="0" failures="0" errors="0"');
+    expect(await bothSchemaErrors(out)).toEqual([]);
   });
 });
 
@@ -225,13 +245,27 @@ describe('schema/junit.xsd', () => {
   const xml = formatJunit(SAMPLE, { cwd: CWD });
 
   it('rejects a testcase without a name', async () => {
-    const errors = await schemaErrors(xml.replace('<testcase name="add-flag — Add a --dry-run flag" ', '<testcase '));
+    const errors = await schemaErrors(xml.replace('<testcase name="add-flag" ', '<testcase '));
     expect(errors.join('\n')).toMatch(/attribute 'name' is required/);
   });
 
   it('rejects an element it does not describe', async () => {
     const errors = await schemaErrors(xml.replace('<system-out>', '<flaky/><system-out>'));
     expect(errors.join('\n')).toMatch(/flaky/);
+  });
+
+  it('rejects what junit-10 rejects: properties on a testcase, a skipped count on the suites', async () => {
+    const onCase = xml.replace('<system-out>', '<properties/><system-out>');
+    expect((await schemaErrors(onCase, JENKINS_SCHEMA)).join('\n')).toMatch(/properties/);
+    expect((await schemaErrors(onCase)).join('\n')).toMatch(/properties/);
+    const skippedOnSuites = xml.replace('<testsuites name="corral"', '<testsuites name="corral" skipped="1"');
+    expect((await schemaErrors(skippedOnSuites, JENKINS_SCHEMA)).join('\n')).toMatch(/skipped/);
+    expect((await schemaErrors(skippedOnSuites)).join('\n')).toMatch(/skipped/);
+  });
+
+  it('rejects a testcase without its file', async () => {
+    const errors = await schemaErrors(xml.replace(' file="tickets/add-flag.md" time', ' time'));
+    expect(errors.join('\n')).toMatch(/attribute 'file' is required/);
   });
 
   it('rejects a negative count and an attribute it does not describe', async () => {

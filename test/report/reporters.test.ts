@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { REPORTER_NAMES } from '../../src/report/reporter.js';
 import { chooseReporterNames, createReporters, parseReporterNames, type ReporterSituation } from '../../src/report/reporters/registry.js';
-import { sampleBatch, sampleRun, sampleSkipped } from '../support/batch-reports.js';
+import { sampleBatch, sampleResult, sampleRun, sampleSkipped } from '../support/batch-reports.js';
 import { tempDir } from '../support/repo.js';
 
 const CWD = '/repo';
@@ -94,9 +94,9 @@ describe('createReporters', () => {
     set.onRunStart('ok');
     set.onEvent('ok', { type: 'worktree', dir: '/tmp/wt', baseCommit: '0123456789abcdef' });
     set.onEvent('ok', { type: 'decision', step: 1, id: 'c1', tool: 'Bash', effect: 'deny', rule: 'baseline', scope: 'call', reason: 'echo hunter2', commands: [], paths: [] });
-    set.onRunEnd(passed, passed);
+    set.onRunEnd(sampleResult(passed), passed);
     set.onRunStart('broken');
-    set.onRunEnd(failed, failed);
+    set.onRunEnd(sampleResult(failed), failed);
     set.onSkipped(skipped);
     set.close();
     await set.onBatchEnd(batch);
@@ -121,7 +121,7 @@ describe('createReporters', () => {
   it('terminal prints no table for a batch of one ticket, and only the table for a merge', async () => {
     const one = open(['terminal']);
     one.set.onBatchStart({ tickets: 1, merged: false });
-    one.set.onRunEnd(passed, passed);
+    one.set.onRunEnd(sampleResult(passed), passed);
     await one.set.onBatchEnd(sampleBatch([passed]));
     expect(one.stdout.text()).toContain('✔ PASSED');
     expect(one.stdout.text()).not.toContain('corral: 1 ticket');
@@ -175,7 +175,7 @@ describe('createReporters', () => {
       during = stderr.text();
     });
     expect(during.endsWith('\x1b[J')).toBe(true);
-    set.onRunEnd(passed, passed);
+    set.onRunEnd(sampleResult(passed), passed);
     set.close();
     await set.onBatchEnd(sampleBatch([passed]));
     expect(stdout.text()).toContain('✔ PASSED  ok');
