@@ -105,7 +105,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   const reaperFound = ticket.sandbox === 'bwrap' ? undefined : findSubreaper();
   // Side by side: making a worktree changes none of what the host state records (refs,
   // HEAD, config, hooks, the host index), and nothing runs before both are done.
-  const [host, created] = await Promise.allSettled([recordHostState(ticket.repo), createWorktree(ticket.repo, run.baseCommit, ticket.id, { keep: options.keep })]);
+  const [host, created] = await Promise.allSettled([recordHostState(ticket.repo, undefined, [path.dirname(run.runDir)]), createWorktree(ticket.repo, run.baseCommit, ticket.id, { keep: options.keep })]);
   if (created.status === 'rejected') throw created.reason;
   const worktree = created.value;
   // Named after the worktree, so that a killed run's temp dir goes with its worktree

@@ -32,6 +32,8 @@ export interface HostState {
    * ctime), ignored ones by name only (caches and logs change on their own).
    */
   checkout: string[];
+  /** Folders of the checkout left out of `checkout`: where corral itself writes during the run. */
+  ownFolders: string[];
 }
 
 export interface HostIndex {
@@ -41,7 +43,13 @@ export interface HostIndex {
   file: string | null;
 }
 
-export async function recordHostState(repo: string, before?: HostState): Promise<HostState> {
+/**
+ * The host repository's state. `ownFolders` are folders corral writes into during the
+ * run (its run records: `.corral/`, or a `--runs-dir` inside the checkout); a second call
+ * for the same run takes them from `before`.
+ */
+export async function recordHostState(repo: string, before?: HostState, ownFolders: string[] = []): Promise<HostState> {
+  const own = before?.ownFolders ?? ownFolders;
   // Where the files are does not change during a run: known from the ticket's load (or
   // asked once), not `--git-path hooks` for the hooks (the hardened git points
   // core.hooksPath at /dev/null). HEAD and the refs are git's to read (a reftable
@@ -59,10 +67,11 @@ export async function recordHostState(repo: string, before?: HostState): Promise
     describeHead(repo, symbolic.exitCode === 0 ? symbolic.stdout.trim() : null, refLines),
     indexDigest(repo, indexFile, before?.index),
     gitFileLines(commonDir, gitDir),
-    checkoutLines(repo),
+    checkoutLines(repo, own),
   ]);
   return {
     files,
+    ownFolders: own,
     head,
     refs: refLines.filter((line) => !line.startsWith('refs/heads/corral/')),
     config,
@@ -103,10 +112,13 @@ async function fileDigest(file: string): Promise<string | null> {
  * their patterns match them (a new folder that ignores itself with a `.gitignore` of `*`
  * still shows its files), by name only.
  */
-async function checkoutLines(repo: string): Promise<string[]> {
-  // corral's own run records (.corral/: traces, patches, its .gitignore) change under every
-  // run of a batch, before their .gitignore exists too: they are not the host's to check.
-  const { stdout } = await git(repo, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching', '--no-renames', '--', '.', ':(top,exclude).corral']);
+async function checkoutLines(repo: string, ownFolders: string[]): Promise<string[]> {
+  // corral's own run records (.corral/: traces, patches, its .gitignore, or the folder
+  // --runs-dir names) change under every run of a batch, before a .gitignore exists too:
+  // they are not the host's to check.
+  const inside = ownFolders.map((folder) => path.relative(repo, folder)).filter((relative) => relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative));
+  const excluded = ['.corral', ...inside].map((relative) => `:(top,exclude,literal)${relative.split(path.sep).join('/')}`);
+  const { stdout } = await git(repo, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching', '--no-renames', '--', '.', ...excluded]);
   const fields = stdout.split('\0');
   const lines: string[] = [];
   for (let i = 0; i < fields.length; i += 1) {

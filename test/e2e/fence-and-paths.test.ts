@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, runReport } from '../support/cli.js';
@@ -146,6 +146,32 @@ describe('secrets', () => {
     expect(report.branch).toBeNull();
     expect(readFileSync(report.trace, 'utf8')).not.toContain(key);
     expect(run.stdout + run.stderr).not.toContain(key);
+  });
+});
+
+describe('run records inside the checkout', () => {
+  it('keeps a --runs-dir inside the checkout out of the host check, as it does .corral/', async () => {
+    const repo = makeDemoRepo();
+    const run = await runCli(['run', 'tickets/cap-fine.yaml', 'tickets/fix-days-overdue.yaml', '--jobs', '2', '--runs-dir', 'ci-runs', '--json'], { cwd: repo });
+    expect(run.exitCode).toBe(0);
+    const reports = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { status?: string; patch?: string; hostChanges?: string[] }).filter((line) => line.status !== undefined);
+    expect(reports.map((report) => report.status)).toEqual(['passed', 'passed']);
+    for (const report of reports) {
+      expect(report.patch?.startsWith(path.join(repo, 'ci-runs'))).toBe(true);
+      expect(report.hostChanges).toEqual([]);
+    }
+  });
+
+  it('still sees a file written elsewhere in the checkout beside them', async () => {
+    const repo = makeDemoRepo();
+    const { recordHostState, hostDifferences } = await import('../../src/workspace/host-integrity.js');
+    const before = await recordHostState(repo, undefined, [path.join(repo, 'ci-runs')]);
+    mkdirSync(path.join(repo, 'ci-runs'), { recursive: true });
+    writeFileSync(path.join(repo, 'ci-runs', 'trace.jsonl'), '{}\n');
+    writeFileSync(path.join(repo, 'ci-runs.txt'), 'not a run record\n');
+    const differences = hostDifferences(before, await recordHostState(repo, before));
+    expect(differences.join('\n')).toContain('ci-runs.txt');
+    expect(differences.join('\n')).not.toContain('trace.jsonl');
   });
 });
 
