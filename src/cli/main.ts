@@ -1,6 +1,9 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { CORRAL_VERSION } from '../package.js';
 import { EXIT, formatProblem, InternalError, UsageError } from '../errors.js';
+import { REPORTER_NAMES } from '../report/reporter.js';
+import { suggestName } from '../text/suggest-name.js';
+import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './completion.js';
 import type { CliIo } from './io.js';
 import type { ReportingOptions } from './reporting.js';
 
@@ -11,6 +14,22 @@ import type { ReportingOptions } from './reporting.js';
  */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   let exitCode: number = EXIT.passed;
+  const program = corralProgram(io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync(argv);
+    return exitCode;
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+/**
+ * Every command and option of corral, for `main` to run and for `completion` to read.
+ * An action hands its exit code to `setExitCode`.
+ */
+export function corralProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   const program = new Command()
     .name('corral')
     .description('Run a coding agent on a ticket inside a fence.')
@@ -35,7 +54,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .option('--unattended', 'nobody is there to approve: refuse every ask (also when CI=true or stdin is not a terminal)')
     .action(async (tickets: string[], options: RunCommandOptions) => {
       const { runCommand } = await import('./commands/run.js');
-      exitCode = await runCommand(tickets, options, io);
+      setExitCode(await runCommand(tickets, options, io));
     });
 
   program
@@ -44,7 +63,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .argument('<tickets...>', 'ticket files or folders')
     .action(async (tickets: string[]) => {
       const { checkCommand } = await import('./commands/check.js');
-      exitCode = await checkCommand(tickets, io);
+      setExitCode(await checkCommand(tickets, io));
     });
 
   program
@@ -58,7 +77,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .option('--json', 'print the verdict as JSON')
     .action(async (words: string[], options: ExplainOptions) => {
       const { explainCommand } = await import('./commands/explain.js');
-      exitCode = await explainCommand(words, options, io);
+      setExitCode(await explainCommand(words, options, io));
     });
 
   program
@@ -68,7 +87,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .option('--json', 'print it as JSON')
     .action(async (options: ConfigOptions) => {
       const { configCommand } = await import('./commands/config.js');
-      exitCode = await configCommand(options, io);
+      setExitCode(await configCommand(options, io));
     });
 
   program
@@ -78,7 +97,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .option('--json', 'print the same data as one JSON object')
     .action(async (run: string, options: TraceOptions) => {
       const { traceCommand } = await import('./commands/trace.js');
-      exitCode = await traceCommand(run, options, io);
+      setExitCode(await traceCommand(run, options, io));
     });
 
   program
@@ -86,7 +105,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .description('remove the worktrees and directories that killed runs left in this repository (live runs are kept)')
     .action(async () => {
       const { cleanCommand } = await import('./commands/clean.js');
-      exitCode = await cleanCommand(io);
+      setExitCode(await cleanCommand(io));
     });
 
   program
@@ -94,7 +113,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .description('write a commented corral.yaml and an example ticket into this repository (never overwrites)')
     .action(async () => {
       const { initCommand } = await import('./commands/init.js');
-      exitCode = await initCommand(io);
+      setExitCode(await initCommand(io));
     });
 
   program
@@ -104,7 +123,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .option('--json', 'print the differences and totals as one JSON object')
     .action(async (traces: string[], options: import('./commands/replay.js').ReplayOptions) => {
       const { replayCommand } = await import('./commands/replay.js');
-      exitCode = await replayCommand(traces, options, io);
+      setExitCode(await replayCommand(traces, options, io));
     });
 
   const report = program.command('report').description('work with batch reports');
@@ -117,7 +136,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .option('--junit <file>', 'also write the merged JUnit XML report')
     .action(async (files: string[], options: import('./commands/report.js').ReportMergeOptions) => {
       const { reportMergeCommand } = await import('./commands/report.js');
-      exitCode = await reportMergeCommand(files, options, io);
+      setExitCode(await reportMergeCommand(files, options, io));
     });
 
   const policy = program.command('policy').description('test guard policies');
@@ -128,15 +147,34 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     .addOption(sandboxOption())
     .action(async (file: string | undefined, options: { sandbox?: 'bwrap' | 'none' }) => {
       const { policyTestCommand } = await import('./commands/policy-test.js');
-      exitCode = await policyTestCommand(file, io, options.sandbox);
+      setExitCode(await policyTestCommand(file, io, options.sandbox));
     });
 
-  try {
-    await program.parseAsync(argv);
-    return exitCode;
-  } catch (error) {
-    return reportError(error, io);
-  }
+  program
+    .command('completion')
+    .description('print a completion script for bash, zsh or fish, made from these commands and options')
+    .addArgument(shellArgument())
+    .action((shell: string) => {
+      if (!isCompletionShell(shell)) {
+        const suggestion = suggestName(shell, COMPLETION_SHELLS);
+        throw new UsageError(`completion: no such shell ${JSON.stringify(shell)}${suggestion ? `; did you mean ${suggestion}?` : ''} (shells: ${COMPLETION_SHELLS.join(', ')})`);
+      }
+      io.stdout.write(completionScript(program, shell));
+      setExitCode(EXIT.passed);
+    });
+
+  return program;
+}
+
+/** The shell is checked by the action, for a did-you-mean; the choices are there for completion and help. */
+function shellArgument(): Argument {
+  const argument = new Argument('<shell>', 'the shell the script is for');
+  argument.argChoices = [...COMPLETION_SHELLS];
+  return argument;
+}
+
+function isCompletionShell(name: string): name is CompletionShell {
+  return (COMPLETION_SHELLS as readonly string[]).includes(name);
 }
 
 export interface ExplainOptions {
@@ -154,12 +192,17 @@ function sandboxOption(): Option {
 
 /**
  * `--reporter <name>`, repeatable as vitest's. The names are checked when the command
- * runs, by the registry that knows them, so this module loads none of the reporters.
+ * runs, by the registry that knows them; reporter.ts holds only the list of names, so
+ * this module still loads none of the reporters.
  */
 function reporterOption(): Option {
-  return new Option('--reporter <name>', 'how to report the batch: terminal, live, json, junit, github; again for more (default: chosen for where corral runs)').argParser(
+  const option = new Option('--reporter <name>', 'how to report the batch; again for more (default: chosen for where corral runs)').argParser(
     (name: string, previous: string[] | undefined) => [...(previous ?? []), name],
   );
+  // Set as data, not with .choices(), which would replace the parser above and check
+  // the names itself, without the registry's did-you-mean. Completion reads it.
+  option.argChoices = [...REPORTER_NAMES];
+  return option;
 }
 
 export interface ConfigOptions {
