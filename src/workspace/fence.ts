@@ -8,11 +8,23 @@ export interface FenceResult {
   verdicts: FenceVerdict[];
 }
 
+/**
+ * A matcher for one glob over repository paths as git lists them (with -z, so a name may
+ * hold any byte but NUL). picomatch writes `**` with `.`, which a regular expression does
+ * not let match a newline: `src/a\nb` would be judged outside `src/**`. The same
+ * expression with the dotAll flag matches every character the glob means to match; `*`
+ * and `?` are classes (`[^/]`) already and match a newline either way.
+ */
+function pathMatcher(glob: string): (file: string) => boolean {
+  const expression = picomatch.makeRe(glob, { dot: true });
+  const anyCharacter = new RegExp(expression.source, `${expression.flags.replace('s', '')}s`);
+  return (file) => anyCharacter.test(file);
+}
+
 /** Checks every changed path against the ticket's globs; `forbid` beats `allow`. Pure. */
 export function checkFence(changes: Change[], allow: string[], forbid: string[]): FenceResult {
-  const options = { dot: true };
-  const allowMatchers = allow.map((glob) => ({ glob, match: picomatch(glob, options) }));
-  const forbidMatchers = forbid.map((glob) => ({ glob, match: picomatch(glob, options) }));
+  const allowMatchers = allow.map((glob) => ({ glob, match: pathMatcher(glob) }));
+  const forbidMatchers = forbid.map((glob) => ({ glob, match: pathMatcher(glob) }));
   const judge = (file: string): string | undefined => {
     const forbidden = forbidMatchers.find((m) => m.match(file));
     if (forbidden) return `matches forbid ${forbidden.glob}`;
