@@ -54,12 +54,15 @@ export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
     // In one walk: tracked files that differ from the base (edits, deletions, modes) and the
     // files the base's own ignore rules do not ignore (a `.gitignore` the agent wrote or
     // changed hides nothing); then only those are staged, none when nothing changed.
-    const listed = await git(worktree.dir, ['ls-files', '--others', '--modified', '--deleted', '-z', `--exclude-from=${rules}`], { env: inWorktree });
-    const paths = [...new Set(listed.stdout.split('\0').filter((name) => name !== ''))];
+    // The names go back to git in git's own quoting (one a line, C-quoted when they hold a
+    // newline, a quote or a byte that is not ASCII): a name that is not UTF-8 read as text
+    // would come back changed and match no file, and the whole snapshot would fail.
+    const listed = await git(worktree.dir, ['-c', 'core.quotePath=true', 'ls-files', '--others', '--modified', '--deleted', `--exclude-from=${rules}`], { env: inWorktree });
+    const paths = [...new Set(listed.stdout.split('\n').filter((name) => name !== ''))];
     if (paths.length > 0) {
-      await git(worktree.dir, ['add', '--all', '--force', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+      await git(worktree.dir, ['add', '--all', '--force', '--pathspec-from-file=-'], {
         env: { ...inWorktree, GIT_LITERAL_PATHSPECS: '1' },
-        input: `${paths.join('\0')}\0`,
+        input: `${paths.join('\n')}\n`,
       });
     }
     return { worktree, env, dispose };
