@@ -125,6 +125,7 @@ describe('worktree, changes, patch and branch on a real repository', () => {
     await snapshot.dispose();
     await removeWorktree(wt);
     expect(result.branch).toBe('corral/busy-run-1');
+    expect(result.detour).toBe('branch corral/busy is checked out; the result is on branch corral/busy-run-1 instead');
     expect(gitIn(repo, ['rev-parse', 'corral/busy']).trim()).toBe(base);
     expect(gitIn(repo, ['status', '--porcelain']).trim()).toBe('');
   });
