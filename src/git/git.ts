@@ -86,7 +86,54 @@ export interface GitOptions {
  * named exception.
  */
 function hardenedCommand(args: string[], env: Record<string, string> = {}): { file: 'git'; args: string[]; env: Record<string, string> } {
-  return { file: 'git', args: [...HARDENED_CONFIG.flatMap((c) => ['-c', c]), ...args], env: { ...hardenedGitEnv(), ...env } };
+  const trusted = (userSafeDirectories ?? []).flatMap((dir) => ['-c', `safe.directory=${dir}`]);
+  return { file: 'git', args: [...HARDENED_CONFIG.flatMap((c) => ['-c', c]), ...trusted, ...args], env: { ...hardenedGitEnv(), ...env } };
+}
+
+/**
+ * The user's own `safe.directory` values, once git has refused a repository for its owner
+ * (undefined before that: most runs never need them, and reading costs a git process).
+ * corral's git reads no global config, so without them a repository of another user that
+ * the user trusts would be refused; the command line is config git honours for the key.
+ */
+let userSafeDirectories: string[] | undefined;
+
+/** How git names the fix when it refuses a repository owned by someone else. */
+const OWNERSHIP_FIX = /git config --global --add safe\.directory '?([^'\n]*)'?/;
+
+/** The repository git refused for its owner, from a failed call's stderr; null for any other failure. */
+export function refusedForOwnership(stderr: string): string | null {
+  return OWNERSHIP_FIX.exec(stderr)?.[1]?.trim() ?? null;
+}
+
+/**
+ * Reads the user's `safe.directory` values the first time git refuses a repository for
+ * its owner: true when there are any, and the refused call is worth making again. Like
+ * `readGlobalIdentity`, a deliberate read of one key of the global config, includes not
+ * followed, nothing the config names run.
+ */
+function trustUserSafeDirectories(stderr: string): boolean {
+  if (userSafeDirectories !== undefined || refusedForOwnership(stderr) === null) return false;
+  userSafeDirectories = [];
+  try {
+    const listed = execFileSync('git', ['config', '--global', '--no-includes', '-z', '--get-all', 'safe.directory'], {
+      cwd: '/',
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', GIT_CONFIG_NOSYSTEM: '1' },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 10_000,
+    });
+    // Each value ends with NUL; an empty one resets the list before it, as in git. A
+    // trusted repository's `.git` is trusted too: git checks that path by itself for the
+    // linked worktrees corral makes, and the user trusts the repository it belongs to.
+    userSafeDirectories = listed
+      .split('\0')
+      .slice(0, -1)
+      .flatMap((dir) => (dir === '' || dir === '*' || dir.endsWith('/*') ? [dir] : [dir, `${dir.replace(/\/+$/, '')}/.git`]));
+  } catch {
+    // Exit 1: the key is not set.
+  }
+  return userSafeDirectories.length > 0;
 }
 
 function startGit(cwd: string, args: string[], env: Record<string, string>, input?: string): Promise<ProgramResult> {
@@ -216,7 +263,10 @@ function overridesFromListing(exitCode: number | null, stdout: string, stderr: s
 }
 
 async function runGit(cwd: string, args: string[], options: GitOptions, encoding: 'utf8' | 'buffer'): Promise<{ stdout: string | Buffer; stderr: string; exitCode: number }> {
-  const result = await startGit(cwd, args, { ...options.env, ...(await filterOverrides(cwd, args, options.env)) }, options.input);
+  let result = await startGit(cwd, args, { ...options.env, ...(await filterOverrides(cwd, args, options.env)) }, options.input);
+  if (result.exitCode !== 0 && trustUserSafeDirectories(result.stderr.toString('utf8'))) {
+    result = await startGit(cwd, args, { ...options.env, ...(await filterOverrides(cwd, args, options.env)) }, options.input);
+  }
   const stderr = result.error === undefined ? result.stderr.toString('utf8') : `${result.stderr.toString('utf8')}${result.error}`;
   const exitCode = result.exitCode ?? 1;
   const stdout = encoding === 'utf8' ? result.stdout.toString('utf8') : result.stdout;
@@ -240,7 +290,7 @@ export async function findRepoRoot(dir: string): Promise<string | null> {
  * also says where the repository's git files are, which `gitPaths` then knows without
  * asking again: the run's worktree and host checks need them before anything else.
  */
-export async function findRepoAndCommit(dir: string, rev: string): Promise<{ root: string | null; commit: string | null }> {
+export async function findRepoAndCommit(dir: string, rev: string): Promise<{ root: string | null; commit: string | null; refused?: string }> {
   if (rev.startsWith('-')) return { root: await findRepoRoot(dir), commit: null };
   // git prints the paths and the top directory first and then verifies the rev: exit 1
   // (quiet) when the rev names no commit, 128 when there is no repository at all.
@@ -251,7 +301,8 @@ export async function findRepoAndCommit(dir: string, rev: string): Promise<{ roo
   const paths = readGitPaths(lines);
   const [root, commit] = lines.slice(GIT_PATH_LINES);
   if (root && paths !== null && !knownPaths.has(root)) remember(root, Promise.resolve(paths));
-  return { root: root || null, commit: r?.exitCode === 0 && commit ? commit : null };
+  const refused = r && r.exitCode !== 0 && r.exitCode !== 1 ? refusedForOwnership(r.stderr) : null;
+  return { root: root || null, commit: r?.exitCode === 0 && commit ? commit : null, ...(refused ? { refused } : {}) };
 }
 
 /** The commit `rev` names in `repo`, or null when it does not resolve to a commit. */

@@ -25,17 +25,21 @@ export interface RepoResolution {
 export async function resolveRepo(repo: unknown, ticketFile: string, base?: unknown): Promise<RepoResolution> {
   if (repo !== undefined && typeof repo !== 'string') return { problems: [] };
   const ticketDir = path.dirname(ticketFile);
-  const find = async (dir: string): Promise<{ root?: string; baseCommit?: string }> => {
+  const find = async (dir: string): Promise<{ root?: string; baseCommit?: string; refused?: string }> => {
     if (base !== undefined && (typeof base !== 'string' || base === '')) {
       const root = await findRepoRoot(dir);
       return root ? { root } : {};
     }
     const found = await findRepoAndCommit(dir, base ?? 'HEAD');
-    return { ...(found.root ? { root: found.root } : {}), ...(found.commit ? { baseCommit: found.commit } : {}) };
+    return { ...(found.root ? { root: found.root } : {}), ...(found.commit ? { baseCommit: found.commit } : {}), ...(found.refused ? { refused: found.refused } : {}) };
   };
+  // git refuses a repository another user owns unless the user's config trusts it.
+  const refusal = (refused: string) =>
+    problem(['repo'], `git refuses the repository at ${refused}: it is owned by another user, and no safe.directory entry of your git config trusts it`, `if you trust it, run \`git config --global --add safe.directory ${refused}\``);
   if (repo === undefined || repo === '') {
     const found = await find(ticketDir);
-    if (found.root) return { ...found, problems: [] };
+    if (found.root) return { root: found.root, ...(found.baseCommit ? { baseCommit: found.baseCommit } : {}), problems: [] };
+    if (found.refused) return refusal(found.refused);
     return problem(['repo'], 'the ticket is not inside a git repository', 'set `repo:` to the repository to work on');
   }
   const dir = path.resolve(ticketDir, repo);
@@ -43,7 +47,8 @@ export async function resolveRepo(repo: unknown, ticketFile: string, base?: unkn
     return problem(['repo'], `\`${repo}\` is not a directory (resolved to ${dir})`, '`repo` is relative to the ticket file');
   }
   const found = await find(dir);
-  if (found.root) return { ...found, problems: [] };
+  if (found.root) return { root: found.root, ...(found.baseCommit ? { baseCommit: found.baseCommit } : {}), problems: [] };
+  if (found.refused) return refusal(found.refused);
   return problem(['repo'], `\`${repo}\` is not in a git repository (resolved to ${dir})`, 'point `repo` at a git repository, or run `git init` there');
 }
 
