@@ -1,12 +1,14 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { NO_USER_CONFIG, PROJECT_ROOT, runCli } from '../support/cli.js';
 import { extraWorktrees, gitIn, makeDemoRepo, tempDir } from '../support/repo.js';
 
 // Every output path is tried before the first ticket starts (exit 64, naming the option,
-// the path and what is wrong).
+// the path and what is wrong), and a reader that goes away does not end the run.
 
+const BIN = path.join(PROJECT_ROOT, 'bin', 'corral.cjs');
 const TICKET = 'tickets/cap-fine.yaml';
 
 function corralBranches(repo: string): string {
@@ -55,5 +57,34 @@ describe('output paths are checked before any ticket runs', () => {
     expect(readdirSync(runsDir)).toHaveLength(1);
     // The probe leaves nothing behind.
     expect(readdirSync(path.dirname(runsDir))).toEqual(['runs']);
+  });
+});
+
+describe('a reader that goes away', () => {
+  /** Runs the CLI with its stdout (and, after the first progress line, its stderr) closed by the reader. */
+  function runWithClosedPipes(repo: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
+    const child = spawn('node', [BIN, ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', XDG_CONFIG_HOME: NO_USER_CONFIG } });
+    // `corral run --json | head -n 0`: the reader of stdout is gone before the first line.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      // `2>&1 | head -n 1`: stderr's reader goes after the first line.
+      if (stderr.includes('\n')) child.stderr.destroy();
+    });
+    return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
+  }
+
+  it('a passing run still exits 0 with its patch written and its worktree gone', async () => {
+    const repo = makeDemoRepo();
+    const { code, stderr } = await runWithClosedPipes(repo, ['run', '--json', TICKET]);
+    expect(stderr).not.toMatch(/EPIPE/);
+    expect(code).toBe(0);
+    const runs = readdirSync(path.join(repo, '.corral', 'runs'));
+    expect(runs).toHaveLength(1);
+    const patch = readFileSync(path.join(repo, '.corral', 'runs', runs[0]!, 'patch.diff'), 'utf8');
+    expect(patch).toContain('fees.js');
+    expect(corralBranches(repo)).toContain('corral/cap-fine');
+    expect(extraWorktrees(repo)).toEqual([]);
   });
 });
