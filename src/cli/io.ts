@@ -7,3 +7,20 @@ export interface CliIo {
   /** Aborted on Ctrl-C / SIGTERM; main wires process signals when absent. */
   interrupt?: AbortSignal;
 }
+
+const quieted = new WeakSet<NodeJS.WritableStream>();
+
+/**
+ * A reader that went away (`corral run --json | head`) ends what corral prints, not the
+ * run: without a listener Node throws the EPIPE and exits 1, the code for "checks failed",
+ * before the batch has finished and cleaned up. The run goes on to its own exit code;
+ * any other write error still throws.
+ */
+export function endOutputQuietlyOnClosedPipe(stream: NodeJS.WritableStream): void {
+  if (quieted.has(stream)) return;
+  quieted.add(stream);
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') return;
+    throw error;
+  });
+}

@@ -4,7 +4,7 @@ import { EXIT, formatProblem, InternalError, UsageError } from '../errors.js';
 import { REPORTER_NAMES } from '../report/reporter.js';
 import { suggestName } from '../text/suggest-name.js';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './completion.js';
-import type { CliIo } from './io.js';
+import { endOutputQuietlyOnClosedPipe, type CliIo } from './io.js';
 import type { ReportingOptions } from './reporting.js';
 
 
@@ -13,6 +13,8 @@ import type { ReportingOptions } from './reporting.js';
  * is the one place that turns typed errors into exit codes.
  */
 export async function main(argv: string[], io: CliIo): Promise<number> {
+  endOutputQuietlyOnClosedPipe(io.stdout);
+  endOutputQuietlyOnClosedPipe(io.stderr);
   let exitCode: number = EXIT.passed;
   const program = corralProgram(io, (code) => {
     exitCode = code;

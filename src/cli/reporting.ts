@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { chooseReporterNames, createReporters, parseReporterNames, type ReporterRequest, type ReporterSet } from '../report/reporters/registry.js';
-import { checkJunitTarget } from '../report/reporters/junit.js';
+import { checkJunitFile } from './output-paths.js';
 import type { Redactor } from '../text/redact.js';
 import { isCi } from './ci.js';
 import type { CliIo } from './io.js';
@@ -23,7 +23,7 @@ export interface Reporting {
 export async function readReporting(options: ReportingOptions, cwd: string): Promise<Reporting> {
   const junit = options.junit === undefined ? undefined : path.resolve(cwd, options.junit);
   const named = options.reporter === undefined ? undefined : parseReporterNames(options.reporter, { junit: junit !== undefined });
-  if (junit) await checkJunitTarget(junit, options.junit!);
+  if (junit) await checkJunitFile(junit, options.junit!);
   return { request: { named, json: Boolean(options.json), junit: junit !== undefined }, junit };
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,10 +12,14 @@ interface Frame {
   column: number;
 }
 
-/** The stack printed with an internal error: a runs dir that cannot be made fails every ticket (exit 70). */
+/**
+ * The stack printed with an internal error: a file where the default runs dir's folder
+ * goes fails every ticket (exit 70). A bad --runs-dir no longer serves: it is refused up front.
+ */
 async function internalErrorStack(env: Record<string, string> = {}): Promise<Frame[]> {
   const repo = makeDemoRepo();
-  const run = await runCli(['run', 'tickets/cap-fine.yaml', '--runs-dir', '/dev/null/runs'], { cwd: repo, env });
+  writeFileSync(path.join(repo, '.corral'), 'a file where the runs folder goes\n');
+  const run = await runCli(['run', 'tickets/cap-fine.yaml'], { cwd: repo, env });
   expect(run.exitCode, run.stderr).toBe(70);
   const start = run.stderr.indexOf('internal error: Error: ENOTDIR');
   expect(start, run.stderr).toBeGreaterThanOrEqual(0);

@@ -183,7 +183,10 @@ describe('patch and exit codes of failed runs', () => {
       const report = runReport(run.stdout);
       expect(existsSync(report.patch)).toBe(true);
     }
-    const broken = await runCli(['run', 'tickets/cap-fine.yaml', '--runs-dir', '/dev/null/runs'], { cwd: repo });
+    // A file where the default runs folder goes: a bad --runs-dir is refused up front (exit 64) instead.
+    const brokenRepo = makeDemoRepo();
+    writeFileSync(path.join(brokenRepo, '.corral'), 'a file where the runs folder goes\n');
+    const broken = await runCli(['run', 'tickets/cap-fine.yaml'], { cwd: brokenRepo });
     expect(broken.exitCode).toBe(70);
     expect(broken.stderr).toContain('internal error');
   });

@@ -17,6 +17,7 @@ import { EXIT } from '../../errors.js';
 import { interruptOnSignals } from '../interrupt.js';
 import { isCi } from '../ci.js';
 import { openReporters, readReporting } from '../reporting.js';
+import { checkTmpdir, checkWritableFolder } from '../output-paths.js';
 import type { CliIo } from '../io.js';
 import type { RunCommandOptions } from '../main.js';
 
@@ -30,6 +31,9 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
   const shard = options.shard === undefined ? undefined : parseShard(options.shard);
   const maxUsd = options.maxUsd === undefined ? undefined : parseUsd(options.maxUsd);
   const reporting = await readReporting(options, cwd);
+  const runsDir = !options.runsDir ? undefined : path.resolve(cwd, options.runsDir);
+  if (runsDir !== undefined) await checkWritableFolder(runsDir, `--runs-dir ${options.runsDir}`);
+  await checkTmpdir(io.env);
   const model = options.model && isReplayModel(options.model) ? replayModelId(path.resolve(cwd, replayScriptPath(options.model))) : options.model;
   // One loader for the command: each replay script is read and checked once, by the ticket loader, and then played.
   const loadReplayScript = memoizeReplayLoads();
@@ -67,7 +71,7 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
             ...(settings ? { settings } : {}),
             ...(prompt ? { prompt } : {}),
             loadReplayScript,
-            ...(options.runsDir ? { runsDir: path.resolve(cwd, options.runsDir) } : {}),
+            ...(runsDir ? { runsDir } : {}),
             interrupt: interrupt.signal,
             env: io.env,
             cwd,

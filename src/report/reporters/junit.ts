@@ -1,6 +1,5 @@
-import { rename, rm, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { InternalError, UsageError } from '../../errors.js';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { InternalError } from '../../errors.js';
 import { formatJunit } from '../junit.js';
 import type { Reporter, ReporterKit } from '../reporter.js';
 
@@ -27,10 +26,4 @@ async function writeWhole(file: string, text: string): Promise<void> {
     await rm(partial, { force: true });
     throw error;
   }
-}
-
-/** Refuses, before anything runs, a JUnit path whose folder does not exist: the report would be lost at the end. */
-export async function checkJunitTarget(file: string, shown: string): Promise<void> {
-  const folder = await stat(path.dirname(file)).catch(() => null);
-  if (!folder?.isDirectory()) throw new UsageError(`--junit ${shown}: the folder ${path.dirname(shown) || '.'} does not exist`);
 }
