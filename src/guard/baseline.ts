@@ -1,5 +1,6 @@
 import path from 'node:path';
 import picomatch from 'picomatch';
+import { pathGlob } from '../text/path-glob.js';
 import type { CallFacts, CallSite, PathFact } from './facts.js';
 import { HISTORY_ORIGIN } from './commands/git.js';
 import { classify, containedBySandbox, filesUnder } from './facts.js';
@@ -49,8 +50,8 @@ export type FenceJudge = (relative: string, whole?: boolean) => { rule: BuiltInR
 
 /** The fence compiled once per guard: forbid beats allow. */
 export function fenceJudge(fence: Fence): FenceJudge {
-  const allow = fence.allow.map((glob) => ({ glob, match: picomatch(glob, { dot: true }) }));
-  const forbid = fence.forbid.map((glob) => ({ glob, match: picomatch(glob, { dot: true }) }));
+  const allow = fence.allow.map((glob) => ({ glob, match: pathGlob(glob) }));
+  const forbid = fence.forbid.map((glob) => ({ glob, match: pathGlob(glob) }));
   // A directory that allowed files live under may be created.
   const allowBases = fence.allow.map((glob) => picomatch.scan(glob).base).filter((base) => base !== '');
   const forbidBases = fence.forbid.map((glob) => ({ glob, base: picomatch.scan(glob).base }));

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import picomatch from 'picomatch';
+import { pathGlob } from '../text/path-glob.js';
 
 /**
  * Files that hold secrets, matched against any path's full text (so `~/.ssh/id_rsa`
@@ -72,10 +72,10 @@ export const PROTECTED_PROBES = [
 
 // Compiled on first use, not at load: compiling them cost every run a few ms before
 // its first model request, and a run only needs them once a tool names a path.
-let secretMatchers: { isSecretPath: picomatch.Matcher; isNotSecret: picomatch.Matcher } | undefined;
+let secretMatchers: { isSecretPath: (file: string) => boolean; isNotSecret: (file: string) => boolean } | undefined;
 
 export function isSecret(absolute: string): boolean {
-  secretMatchers ??= { isSecretPath: picomatch([...SECRET_PATTERNS], { dot: true }), isNotSecret: picomatch(NOT_SECRET, { dot: true }) };
+  secretMatchers ??= { isSecretPath: pathGlob(SECRET_PATTERNS), isNotSecret: pathGlob(NOT_SECRET) };
   return secretMatchers.isSecretPath(absolute) && !secretMatchers.isNotSecret(absolute);
 }
 

@@ -1,24 +1,10 @@
 import type { FenceVerdict } from '../trace/records.js';
-import picomatch from 'picomatch';
+import { pathGlob as pathMatcher } from '../text/path-glob.js';
 import type { Change } from '../trace/records.js';
-
 
 export interface FenceResult {
   ok: boolean;
   verdicts: FenceVerdict[];
-}
-
-/**
- * A matcher for one glob over repository paths as git lists them (with -z, so a name may
- * hold any byte but NUL). picomatch writes `**` with `.`, which a regular expression does
- * not let match a newline: `src/a\nb` would be judged outside `src/**`. The same
- * expression with the dotAll flag matches every character the glob means to match; `*`
- * and `?` are classes (`[^/]`) already and match a newline either way.
- */
-function pathMatcher(glob: string): (file: string) => boolean {
-  const expression = picomatch.makeRe(glob, { dot: true });
-  const anyCharacter = new RegExp(expression.source, `${expression.flags.replace('s', '')}s`);
-  return (file) => anyCharacter.test(file);
 }
 
 /** Checks every changed path against the ticket's globs; `forbid` beats `allow`. Pure. */
