@@ -396,15 +396,25 @@ export interface WorktreeRecord {
  * are git's to read (in a reftable repository they are not files at all).
  */
 export async function listWorktrees(repo: string): Promise<WorktreeRecord[]> {
-  if (!worktreeListTakesZ) return parseWorktreeList((await git(repo, ['worktree', 'list', '--porcelain'])).stdout, '\n');
-  const listed = await git(repo, ['worktree', 'list', '--porcelain', '-z'], { allowFailure: true });
-  if (listed.exitCode === 0) return parseWorktreeList(listed.stdout);
+  const args = worktreeListTakesZ ? ['worktree', 'list', '--porcelain', '-z'] : ['worktree', 'list', '--porcelain'];
+  let listed = await git(repo, args, { allowFailure: true });
+  // git reads each entry's files one after another (`locked`, `commondir`, `gitdir`) and
+  // dies when one vanishes between two reads: another run (or the user) removing a
+  // worktree at that moment. Parallel runs remove worktrees all the time, so a failed
+  // listing is asked again; one that keeps failing is a real failure.
+  for (let retry = 1; listed.exitCode !== 0 && listed.exitCode !== 129 && retry <= LIST_RETRIES; retry++) {
+    await new Promise((resolve) => setTimeout(resolve, 5 * retry));
+    listed = await git(repo, args, { allowFailure: true });
+  }
+  if (listed.exitCode === 0) return parseWorktreeList(listed.stdout, worktreeListTakesZ ? '\0' : '\n');
   // git before 2.36 knows no -z (a usage error, exit 129): lines then, which differ only
   // for a path or lock reason holding a newline (git quotes such a reason).
-  if (listed.exitCode !== 129) throw new GitError(['worktree', 'list', '--porcelain', '-z'], listed);
+  if (listed.exitCode !== 129 || !worktreeListTakesZ) throw new GitError(args, listed);
   worktreeListTakesZ = false;
   return listWorktrees(repo);
 }
+
+const LIST_RETRIES = 4;
 
 let worktreeListTakesZ = true;
 

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +32,21 @@ describe('listWorktrees', () => {
     // Asked from a linked worktree, the same list.
     expect((await listWorktrees(onBranch)).map((worktree) => worktree.dir).sort()).toEqual([repo, onBranch, locked, gone].sort());
   });
+
+  it('lists while another process adds and removes locked worktrees (git dies when an entry vanishes mid-read)', async () => {
+    const repo = makeRepo();
+    const parent = makeTempDir();
+    // Another run's worktrees coming and going, as parallel shards make them.
+    const churn = spawn('bash', ['-c', `while :; do for i in 1 2 3 4 5 6 7 8; do git worktree add -q --detach --lock --reason "corral pid=1 host=x" "$1/w$i" 2>/dev/null; done; for i in 1 2 3 4 5 6 7 8; do git worktree remove --force --force "$1/w$i" 2>/dev/null; done; done`, 'churn', parent], { cwd: repo, stdio: 'ignore' });
+    try {
+      for (let i = 0; i < 600; i++) {
+        const listed = await listWorktrees(repo);
+        expect(listed[0]?.dir).toBe(repo);
+      }
+    } finally {
+      churn.kill('SIGKILL');
+    }
+  }, 120_000);
 
   it('reads a bare repository, a lock without a reason and a reason holding a newline', () => {
     const zeros = '0'.repeat(40);
