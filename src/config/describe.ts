@@ -81,8 +81,7 @@ export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown
 /** `corral config` for a person: aligned `name  value  from` lines. */
 export function formatEffectiveConfig(config: EffectiveConfig): string {
   const lines: string[] = ['files (user, then project, then Claude Code\'s local; later scopes win for single values, and a deny anywhere beats an allow anywhere)'];
-  const scopeWidth = Math.max(8, ...config.files.map((file) => file.scope.length));
-  for (const file of config.files) lines.push(`  ${file.scope.padEnd(scopeWidth)} ${file.file}${file.found ? '' : '  (not found)'}`);
+  for (const file of config.files) lines.push(`  ${file.scope.padEnd(8)} ${file.file}${file.found ? '' : '  (not found)'}`);
   const width = Math.max(...Object.keys(config.values).map((name) => name.length), 14);
   lines.push('values');
   for (const [name, sourced] of Object.entries(config.values)) lines.push(`  ${name.padEnd(width)}  ${String(sourced.value)}  ← ${sourced.from}`);
