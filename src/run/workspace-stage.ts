@@ -16,6 +16,7 @@ import type { Run } from './prepare.js';
 import { buildToolEnv } from './tool-env.js';
 import { claudeCodeNotice, settingsToolEnv, type Settings } from '../config/settings.js';
 import { checkReadPaths } from '../guard/sandbox/home-view.js';
+import { SECRET_NAME } from '../text/redact.js';
 
 const OUTPUT_CAP = 30_000;
 
@@ -122,6 +123,9 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   const env = buildToolEnv(options.env, ticket.env, tempDir, settingsToolEnv(settings, ticket.env));
   const claudeNotice = claudeCodeNotice(settings);
   if (claudeNotice !== null) run.warn(claudeNotice);
+  for (const [name, sourced] of Object.entries(settings.env)) {
+    if (SECRET_NAME.test(name) && !ticket.env.includes(name)) run.warn(`env ${name} (${sourced.from}) looks like a secret, so tools do not get it; name it in the ticket's env: to pass it`);
+  }
   // Loaded here, while the first request is out: the guard's shell analysis is the
   // largest part of corral's code, and nothing before that request needs it.
   const [{ hookScriptFiles }, { createGuard }] = await Promise.all([import('../guard/hook-scripts.js'), import('../guard/guard.js')]);

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, runReport } from '../support/cli.js';
@@ -103,6 +103,43 @@ describe("Claude Code's settings as scopes", () => {
     const report = runReport(run.stdout);
     expect(report.denied.map((d: { rule: string }) => d.rule)).toEqual(['Edit(/src/secret/**)']);
     expect(report.denied[0].source ?? JSON.stringify(report.denied[0])).toContain('.claude/settings.json:9');
+  });
+
+  it('corral run runs a PreToolUse hook from the settings, which blocks the call it exits 2 on', async () => {
+    const repo = claudeRepo({
+      '.claude/settings.json': JSON.stringify(
+        { permissions: { deny: ['Edit(/src/secret/**)'] }, hooks: { PreToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: "grep -q '\"src/blocked.txt\"' && { echo 'blocked.txt is off limits' >&2; exit 2; }; exit 0" }] }] } },
+        null,
+        2,
+      ),
+      'r.yaml': 'turns:\n  - tools:\n      - Write: {file_path: src/blocked.txt, content: "x\\n"}\n  - tools:\n      - Write: {file_path: src/app.txt, content: "changed\\n"}\n  - text: Done.\n',
+      't.yaml': 'task: t\nallow: ["src/**"]\nmodel: replay:r.yaml\nsandbox: none\n',
+    });
+    const run = await runCli(['run', 't.yaml', '--json'], { cwd: repo, env: { HOME: emptyHome() } });
+    const report = runReport(run.stdout);
+    expect(report.denied.map((d: { rule: string; reason: string }) => [d.rule, d.reason])).toEqual([['hook.PreToolUse', 'blocked.txt is off limits']]);
+    expect(report.changes.map((c: { change: { path: string } }) => c.change.path)).toEqual(['src/app.txt']);
+  });
+
+  it('gives tools the settings env, a secret-named one only when the ticket passes it', async () => {
+    const files = (ticketEnv: string) => ({
+      '.claude/settings.json': '{"env": {"GREETING": "hello", "MY_TOKEN": "tok_0123456789abcdef"}}\n',
+      'r.yaml': 'turns:\n  - tools:\n      - Bash: {command: \'printf "%s|%s" "$GREETING" "${MY_TOKEN:-none}" > src/env.txt\'}\n  - text: Done.\n',
+      't.yaml': `task: t\nallow: ["src/**"]\nmodel: replay:r.yaml\nsandbox: none\n${ticketEnv}`,
+    });
+    const withheld = claudeRepo(files(''));
+    const run = await runCli(['run', 't.yaml', '--json'], { cwd: withheld, env: { HOME: emptyHome() } });
+    const report = runReport(run.stdout);
+    expect(readFileSync(report.patch, 'utf8')).toContain('+hello|none');
+    expect(run.stderr + JSON.stringify(report)).toContain('env MY_TOKEN (project .claude/settings.json:1) looks like a secret');
+    const passed = claudeRepo(files('env: [MY_TOKEN]\n'));
+    const second = runReport((await runCli(['run', 't.yaml', '--json'], { cwd: passed, env: { HOME: emptyHome() } })).stdout);
+    const patch = readFileSync(second.patch, 'utf8');
+    // The tool got the value; the kept patch and the trace show it redacted.
+    expect(patch).toContain('+hello|');
+    expect(patch).not.toContain('hello|none');
+    expect(patch).not.toContain('tok_0123456789abcdef');
+    expect(readFileSync(second.trace, 'utf8')).not.toContain('tok_0123456789abcdef');
   });
 
   it('reads the user scope from HOME, where /x is under the home, and stacks local over project over user', async () => {
