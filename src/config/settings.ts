@@ -174,6 +174,20 @@ function addClaudeCodeLayer(settings: Settings, layer: ClaudeCodeLayer): void {
   }
   for (const [name, value] of Object.entries(layer.env)) settings.env[name] = { value, from: from(['env', name]) };
   for (const dir of layer.additionalDirectories) settings.additionalDirectories.push({ value: dir.value, from: from(['permissions', 'additionalDirectories', dir.index]) });
+  // As in Claude Code, a working directory added there may be read without asking (its
+  // secrets stay denied by the baseline; writes stay in the worktree).
+  // A folder whose name holds glob characters would be read as a pattern: it gets no rule.
+  const plain = layer.additionalDirectories.filter((dir) => !/[*?[\]{}()!\\]/.test(dir.value));
+  if (plain.length > 0) {
+    const reads = plain.map((dir) => `Read(/${dir.value.replace(/\/+$/, '')}/**)`);
+    settings.policyLayers.push({
+      scope,
+      file: { allow: reads },
+      source: layer.shown,
+      locate: (fieldPath) => layer.at(['permissions', 'additionalDirectories', plain[Number(fieldPath[1])]!.index]),
+      dialect: { kind: 'claude-code', root: layer.root },
+    });
+  }
   for (const name of layer.ignored) settings.claudeCode.ignored.push({ value: name, from: layer.shown });
 }
 

@@ -142,6 +142,17 @@ describe("Claude Code's settings as scopes", () => {
     expect(readFileSync(second.trace, 'utf8')).not.toContain('tok_0123456789abcdef');
   });
 
+  it('lets the additionalDirectories be read, naming the line that added them', async () => {
+    const shared = tempDir('corral-claude-shared-');
+    writeFileSync(path.join(shared, 'notes.txt'), 'n\n');
+    const repo = claudeRepo({ '.claude/settings.json': `{\n  "permissions": {\n    "additionalDirectories": [\n      ${JSON.stringify(shared)}\n    ]\n  }\n}\n` });
+    const env = { HOME: emptyHome() };
+    const read = await runCli(['explain', '--tool', 'Read', path.join(shared, 'notes.txt')], { cwd: repo, env });
+    expect(read.stdout.split('\n')[0]).toBe(`allow  Read(/${shared}/**) (project, .claude/settings.json:4)`);
+    const write = await runCli(['explain', '--tool', 'Write', path.join(shared, 'notes.txt')], { cwd: repo, env });
+    expect(write.stdout.split('\n')[0]).toMatch(/^deny  baseline\.write-outside/);
+  });
+
   it('reads the user scope from HOME, where /x is under the home, and stacks local over project over user', async () => {
     const home = homeWith('{\n  "permissions": {\n    "deny": [\n      "Read(/notes/**)"\n    ]\n  },\n  "env": {"WHO": "user", "ONLY_USER": "u"}\n}\n');
     mkdirSync(path.join(home, 'notes'));
