@@ -198,6 +198,14 @@ describe('no silent no-ops: a rule naming an unknown tool', () => {
       expect(run.stderr).toMatch(/\.claude\/settings\.local\.json:5:\d+: permissions\.deny\.1: `bash` is not a tool.*did you mean `Bash`/);
       expect(run.stderr).toMatch(/\.claude\/settings\.local\.json:6:\d+: permissions\.deny\.2: `Frob` is not a tool/);
     }
+    writeFileSync(path.join(repo, 'r.yaml'), 'turns:\n  - text: Done.\n');
+    writeFileSync(path.join(repo, 't.yaml'), 'task: t\nallow: ["src/**"]\nmodel: replay:r.yaml\n');
+    writeFileSync(path.join(repo, 'cases.yaml'), 'cases:\n  - id: a\n    tool: Bash\n    args: {command: ls}\n    expect: allow\n');
+    for (const args of [['run', 't.yaml'], ['policy', 'test', 'cases.yaml']]) {
+      const run = await runCli(args, { cwd: repo, env: { HOME: emptyHome() } });
+      expect(run.exitCode, args.join(' ')).toBe(64);
+      expect(run.stderr).toMatch(/settings\.local\.json:4:\d+: permissions\.deny\.0: `Bahs` is not a tool.*did you mean `Bash`/);
+    }
   });
 
   it('is an error in corral.yaml and in a ticket, while mcp__ names are kept', async () => {
