@@ -189,11 +189,18 @@ function readHooks(value: unknown, layer: ClaudeCodeLayer, problem: Report): voi
   }
 }
 
+const CORRAL_OWNED_ENV = /^(?:HOME|TMPDIR|GIT_DIR|GIT_WORK_TREE|GIT_INDEX_FILE|GIT_COMMON_DIR|GIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+|GLOBAL|SYSTEM|NOSYSTEM|PARAMETERS))$/;
+
 function readEnv(value: unknown, layer: ClaudeCodeLayer, problem: Report): void {
   if (!isObject(value)) return problem(['env'], 'env is an object of variable names and their values');
   for (const [name, text] of Object.entries(value)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
       problem(['env', name], `\`${name}\` is not an environment variable name`);
+      continue;
+    }
+    // corral decides these for every tool: the private home and temp dir, and git's own view.
+    if (CORRAL_OWNED_ENV.test(name)) {
+      layer.ignored.push(`env.${name} (corral sets it)`);
       continue;
     }
     // Claude Code's schema says string; a number or boolean is what its author meant as text.

@@ -57,7 +57,8 @@ describe("Claude Code's settings files", () => {
         await writeFile(path.join(dir, '.claude', name), text);
         return (await loadClaudeCodeLayer(path.join(dir, '.claude', name), scope, name, dir)).layer!;
       };
-      const user = await load('user', 'u.json', '{"env": {"A": "user", "NPM_TOKEN": "npm_abcdefgh"}}');
+      const user = await load('user', 'u.json', '{"env": {"A": "user", "NPM_TOKEN": "npm_abcdefgh", "HOME": "/", "GIT_DIR": "/x"}}');
+      expect(user.ignored).toEqual(['env.HOME (corral sets it)', 'env.GIT_DIR (corral sets it)']);
       const project = await load('project', 'p.json', '{"env": {"A": "project"}}');
       const local = await load('local', 'l.json', '{"env": {"A": "local"}}');
       const settings = settingsFrom({ layers: [], files: [], claudeCode: { enabled: { value: true, from: 'default' }, files: [], layers: [user, project, local] } });
