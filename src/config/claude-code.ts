@@ -39,9 +39,11 @@ export interface ClaudeCodeLayer {
 }
 
 /** Where Claude Code's settings files of a scope are: user, then project, then local (the order they stack in: later wins). */
-export function claudeCodeSettingsFiles(repo: string | null, home: string | undefined): { scope: ClaudeCodeScope; file: string }[] {
+export function claudeCodeSettingsFiles(repo: string | null, env: NodeJS.ProcessEnv): { scope: ClaudeCodeScope; file: string }[] {
   const files: { scope: ClaudeCodeScope; file: string }[] = [];
-  if (home) files.push({ scope: 'user', file: path.join(home, '.claude', 'settings.json') });
+  // CLAUDE_CONFIG_DIR moves Claude Code's user folder, as it does for Claude Code itself.
+  const configDir = env.CLAUDE_CONFIG_DIR && path.isAbsolute(env.CLAUDE_CONFIG_DIR) ? env.CLAUDE_CONFIG_DIR : env.HOME ? path.join(env.HOME, '.claude') : null;
+  if (configDir !== null) files.push({ scope: 'user', file: path.join(configDir, 'settings.json') });
   if (repo !== null) {
     files.push({ scope: 'project', file: path.join(repo, '.claude', 'settings.json') });
     files.push({ scope: 'local', file: path.join(repo, '.claude', 'settings.local.json') });

@@ -75,7 +75,7 @@ export async function loadConfig(repo: string | null, env: NodeJS.ProcessEnv, cw
   }
   loaded.claudeCode = { enabled: claudeCodeEnabled(loaded.layers), files: [], layers: [] };
   if (loaded.claudeCode.enabled.value) {
-    for (const slot of claudeCodeSettingsFiles(repo, env.HOME)) {
+    for (const slot of claudeCodeSettingsFiles(repo, env)) {
       const result = await loadClaudeCodeLayer(slot.file, slot.scope, showPath(slot.file, cwd, env.HOME), env.HOME);
       loaded.claudeCode.files.push({ ...slot, found: result.found });
       loaded.problems.push(...result.problems);

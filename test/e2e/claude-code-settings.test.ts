@@ -162,7 +162,7 @@ describe("Claude Code's settings as scopes", () => {
       '.claude/settings.local.json': '{\n  "env": {\n    "WHO": "local"\n  },\n  "permissions": {"ask": ["Bash(make:*)"]}\n}\n',
       'notes/n.txt': 'not the home one\n',
     });
-    const env = { HOME: home };
+    const env = { HOME: home, CLAUDE_CONFIG_DIR: undefined };
     const inHome = await runCli(['explain', '--tool', 'Read', path.join(home, 'notes', 'n.txt')], { cwd: repo, env });
     expect(inHome.stdout.split('\n')[0]).toBe('deny  Read(/notes/**) (user, ~/.claude/settings.json:4)');
     const inRepo = await runCli(['explain', '--tool', 'Read', 'notes/n.txt'], { cwd: repo, env });
