@@ -85,12 +85,12 @@ export async function loadClaudeCodeLayer(file: string, scope: ClaudeCodeScope, 
     problem([], 'Claude Code settings are a JSON object');
     return { found: true, problems };
   }
-  const homeDir = home ?? '';
   const layer: ClaudeCodeLayer = {
     scope,
     file,
     shown,
-    root: scope === 'user' ? homeDir : null,
+    // The settings file's own folder for the user's (~/.claude), the project root for the others, as in Claude Code.
+    root: scope === 'user' ? path.dirname(file) : null,
     policy: {},
     additionalDirectories: [],
     hooks: {},

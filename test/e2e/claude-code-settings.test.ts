@@ -153,17 +153,17 @@ describe("Claude Code's settings as scopes", () => {
     expect(write.stdout.split('\n')[0]).toMatch(/^deny  baseline\.write-outside/);
   });
 
-  it('reads the user scope from HOME, where /x is under the home, and stacks local over project over user', async () => {
+  it('reads the user scope from HOME, where /x is in ~/.claude, and stacks local over project over user', async () => {
     const home = homeWith('{\n  "permissions": {\n    "deny": [\n      "Read(/notes/**)"\n    ]\n  },\n  "env": {"WHO": "user", "ONLY_USER": "u"}\n}\n');
-    mkdirSync(path.join(home, 'notes'));
-    writeFileSync(path.join(home, 'notes', 'n.txt'), 'n\n');
+    mkdirSync(path.join(home, '.claude', 'notes'));
+    writeFileSync(path.join(home, '.claude', 'notes', 'n.txt'), 'n\n');
     const repo = claudeRepo({
       '.claude/settings.json': '{"env": {"WHO": "project", "ONLY_PROJECT": "p"}}\n',
       '.claude/settings.local.json': '{\n  "env": {\n    "WHO": "local"\n  },\n  "permissions": {"ask": ["Bash(make:*)"]}\n}\n',
       'notes/n.txt': 'not the home one\n',
     });
     const env = { HOME: home, CLAUDE_CONFIG_DIR: undefined };
-    const inHome = await runCli(['explain', '--tool', 'Read', path.join(home, 'notes', 'n.txt')], { cwd: repo, env });
+    const inHome = await runCli(['explain', '--tool', 'Read', path.join(home, '.claude', 'notes', 'n.txt')], { cwd: repo, env });
     expect(inHome.stdout.split('\n')[0]).toBe('deny  Read(/notes/**) (user, ~/.claude/settings.json:4)');
     const inRepo = await runCli(['explain', '--tool', 'Read', 'notes/n.txt'], { cwd: repo, env });
     expect(inRepo.stdout.split('\n')[0]).not.toContain('Read(/notes/**)');

@@ -17,7 +17,7 @@ describe("Claude Code's rule meaning", () => {
   const project = { kind: 'claude-code' as const, root: null };
   it('reads paths as gitignore patterns against the settings root, the working directory, home or /', () => {
     expect(claudeCodeSpecifier('/src/secret/**', '/home/u', worktree, project)).toBe('/wt/src/secret/**');
-    expect(claudeCodeSpecifier('/notes/**', '/home/u', worktree, { kind: 'claude-code', root: '/home/u' })).toBe('/home/u/notes/**');
+    expect(claudeCodeSpecifier('/notes/**', '/home/u', worktree, { kind: 'claude-code', root: '/home/u/.claude' })).toBe('/home/u/.claude/notes/**');
     expect(claudeCodeSpecifier('//etc/passwd', '/home/u', worktree, project)).toBe('/etc/passwd');
     expect(claudeCodeSpecifier('~/.aws/**', '/home/u', worktree, project)).toBe('/home/u/.aws/**');
     expect(claudeCodeSpecifier('./.env', '/home/u', worktree, project)).toBe('/wt/.env');

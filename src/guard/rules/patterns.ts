@@ -66,8 +66,8 @@ function absoluteSpecifier(specifier: string, home: string | null, worktree: str
 
 /**
  * Claude Code's path rules follow gitignore: `//x` is absolute, `~/x` is under home,
- * `/x` is relative to the settings' root (the project root for project settings, home
- * for the user's), `./x` is relative to the working directory (the worktree), and a
+ * `/x` is relative to the settings' root (the project root for project settings, the
+ * settings file's folder, ~/.claude, for the user's), `./x` is relative to the working directory (the worktree), and a
  * pattern with no slash but a trailing one (`.env`, `*.key`, `build/`) matches at any
  * depth below the working directory.
  */
