@@ -73,8 +73,8 @@ export async function loadClaudeCodeLayer(file: string, scope: ClaudeCodeScope, 
     data = text.trim() === '' ? {} : JSON.parse(text);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const offset = /position (\d+)/.exec(message);
-    const where = offset ? locator.atOffset(Number(offset[1])) : { line: 1, column: 1 };
+    const offset = jsonErrorOffset(message, text);
+    const where = offset === null ? { line: 1, column: 1 } : locator.atOffset(offset);
     return { found: true, problems: [{ file: shown, ...where, field: '', message: `not valid JSON: ${message}` }] };
   }
   const problems: Problem[] = [];
@@ -106,6 +106,21 @@ export async function loadClaudeCodeLayer(file: string, scope: ClaudeCodeScope, 
     else if (key !== '$schema') layer.ignored.push(key);
   }
   return problems.length > 0 ? { found: true, problems } : { found: true, layer, problems: [] };
+}
+
+/**
+ * Where JSON.parse stopped, from its message: `at position N`, or (Node 20.19 and later)
+ * the token and the text around it: `Unexpected token ']', ..."(ls)",]\n}" is not valid JSON`.
+ */
+function jsonErrorOffset(message: string, text: string): number | null {
+  const position = /position (\d+)/.exec(message);
+  if (position) return Number(position[1]);
+  const around = /^Unexpected token '(.)', (?:\.\.\.)?"([\s\S]*?)"(?:\.\.\.)? is not valid JSON$/.exec(message);
+  if (!around) return null;
+  const start = text.indexOf(around[2]!);
+  if (start === -1) return null;
+  const token = around[2]!.indexOf(around[1]!);
+  return start + Math.max(token, 0);
 }
 
 type Report = (fieldPath: (string | number)[], message: string, hint?: string) => void;

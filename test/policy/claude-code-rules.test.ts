@@ -75,6 +75,7 @@ describe("Claude Code's settings files", () => {
       await writeFile(path.join(dir, 'bad.json'), '{\n  "permissions": {\n    "allow": ["Bash(ls)",]\n  }\n}\n');
       const bad = await loadClaudeCodeLayer(path.join(dir, 'bad.json'), 'project', 'bad.json', dir);
       expect(bad.problems[0]!.message).toMatch(/not valid JSON/);
+      expect(bad.problems[0]!.line).toBe(3);
       await writeFile(path.join(dir, 'shape.json'), '{"permissions": {"deny": "Bash(rm:*)"}}');
       const shape = await loadClaudeCodeLayer(path.join(dir, 'shape.json'), 'project', 'shape.json', dir);
       expect(shape.problems[0]).toMatchObject({ field: 'permissions.deny', message: expect.stringMatching(/list of rules/) });
