@@ -1,4 +1,5 @@
 import { runStartRules, stackPolicies } from '../policy/stack.js';
+import { SECRET_NAME } from '../text/redact.js';
 import { DEFAULT_BUDGET, type Ticket } from '../ticket/types.js';
 import type { Settings, Sourced } from './settings.js';
 
@@ -11,6 +12,8 @@ export interface EffectiveConfig {
     defaultEffect: Sourced<string>;
   };
   hooks: { event: string; matcher: string; command: string; timeout: number; from: string }[];
+  /** What Claude Code's settings files hold that corral does not apply. */
+  ignored: Sourced<string>[];
 }
 
 /**
@@ -39,6 +42,10 @@ export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown
   const exposed = settings.sandboxExpose.length;
   ticket?.sandboxExpose.filter((value) => !settings.sandboxExpose.some((entry) => entry.value === value)).forEach((value, index) => (values[`sandbox.expose.${exposed + index}`] = { value, from: fromTicket }));
   values.max_refusals_in_a_row = settings.maxRefusalsInARow;
+  values['claude_code.settings'] = { value: String(settings.claudeCode.enabled.value), from: settings.claudeCode.enabled.from };
+  // A secret's value is never printed, only that it is set.
+  for (const [name, sourced] of Object.entries(settings.env)) values[`env.${name}`] = { value: SECRET_NAME.test(name) ? '(set; a secret, passed only when a ticket names it)' : sourced.value, from: sourced.from };
+  settings.additionalDirectories.forEach((entry, index) => (values[`additionalDirectories.${index}`] = entry));
   values['model_api.timeout_seconds'] = settings.modelApiFrom.timeout_seconds ?? { value: 600, from: 'default (the SDK\'s)' };
   values['model_api.max_retries'] = settings.modelApiFrom.max_retries ?? { value: 2, from: 'default (the SDK\'s)' };
   for (const [model, price] of Object.entries(settings.prices)) {
@@ -51,7 +58,10 @@ export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown
   const runStart = [...settings.runStart, ...runStartRules(layers.filter((layer) => layer.scope === 'ticket'))];
   const defaultLayer = layers.find((layer) => layer.scope === policy.defaultScope && layer.file?.default_effect !== undefined);
   return {
-    files: settings.files.map((slot) => ({ scope: slot.scope, file: slot.file, found: slot.found })),
+    files: [
+      ...settings.files.map((slot) => ({ scope: slot.scope, file: slot.file, found: slot.found })),
+      ...settings.claudeCode.files.map((slot) => ({ scope: `claude ${slot.scope}`, file: slot.file, found: slot.found })),
+    ],
     values,
     policy: {
       rules: [
@@ -64,12 +74,13 @@ export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown
       },
     },
     hooks: settings.hookEntries.map((entry) => ({ ...entry })),
+    ignored: settings.claudeCode.ignored.map((entry) => ({ ...entry })),
   };
 }
 
 /** `corral config` for a person: aligned `name  value  from` lines. */
 export function formatEffectiveConfig(config: EffectiveConfig): string {
-  const lines: string[] = ['files (user, then project; later scopes win for single values, and a deny anywhere beats an allow anywhere)'];
+  const lines: string[] = ['files (user, then project, then Claude Code\'s local; later scopes win for single values, and a deny anywhere beats an allow anywhere)'];
   for (const file of config.files) lines.push(`  ${file.scope.padEnd(8)} ${file.file}${file.found ? '' : '  (not found)'}`);
   const width = Math.max(...Object.keys(config.values).map((name) => name.length), 14);
   lines.push('values');
@@ -83,5 +94,9 @@ export function formatEffectiveConfig(config: EffectiveConfig): string {
   lines.push('hooks');
   if (config.hooks.length === 0) lines.push('  none');
   for (const hook of config.hooks) lines.push(`  ${hook.event} ${hook.event === 'Stop' ? '' : `[${hook.matcher}] `}${hook.command} (timeout ${hook.timeout}s)  ← ${hook.from}`);
+  if (config.ignored.length > 0) {
+    lines.push('ignored (Claude Code settings corral has no equivalent for)');
+    for (const entry of config.ignored) lines.push(`  ${entry.value}  ← ${entry.from}`);
+  }
   return `${lines.join('\n')}\n`;
 }

@@ -7,6 +7,7 @@ import { describeIssues } from '../ticket/describe-issues.js';
 import { parseTicketText } from '../ticket/parse-text.js';
 import type { FieldProblem } from '../ticket/positions.js';
 import { resolveModel } from '../ticket/references.js';
+import { claudeCodeSettingsFiles, loadClaudeCodeLayer, type ClaudeCodeLayer, type ClaudeCodeScope } from './claude-code.js';
 import { configFieldNamesAt, configFileSchema, type ConfigFile } from './schema.js';
 
 export type ConfigScope = 'user' | 'project';
@@ -30,10 +31,20 @@ export interface ConfigFileSlot {
   found: boolean;
 }
 
+/** Claude Code's settings files: whether corral reads them, and which it found. */
+export interface ClaudeCodeSettings {
+  /** False when `claude_code.settings: false` turns them off; `from` names where. */
+  enabled: { value: boolean; from: string };
+  files: { scope: ClaudeCodeScope; file: string; found: boolean }[];
+  /** User, then project, then local: the order they stack in. */
+  layers: ClaudeCodeLayer[];
+}
+
 export interface LoadedConfig {
   /** User first, then project: the order scopes stack in. */
   layers: ConfigLayer[];
   files: ConfigFileSlot[];
+  claudeCode?: ClaudeCodeSettings;
   problems: Problem[];
 }
 
@@ -62,7 +73,26 @@ export async function loadConfig(repo: string | null, env: NodeJS.ProcessEnv, cw
     loaded.problems.push(...result.problems);
     if (result.layer) loaded.layers.push(result.layer);
   }
+  loaded.claudeCode = { enabled: claudeCodeEnabled(loaded.layers), files: [], layers: [] };
+  if (loaded.claudeCode.enabled.value) {
+    for (const slot of claudeCodeSettingsFiles(repo, env)) {
+      const result = await loadClaudeCodeLayer(slot.file, slot.scope, showPath(slot.file, cwd, env.HOME), env.HOME);
+      loaded.claudeCode.files.push({ ...slot, found: result.found });
+      loaded.problems.push(...result.problems);
+      if (result.layer) loaded.claudeCode.layers.push(result.layer);
+    }
+  }
   return loaded;
+}
+
+/** Whether Claude Code's settings are read: on unless a scope says `claude_code: {settings: false}` (the project's word wins). */
+function claudeCodeEnabled(layers: ConfigLayer[]): { value: boolean; from: string } {
+  let enabled = { value: true, from: 'default' };
+  for (const layer of layers) {
+    const value = layer.data.claude_code?.settings;
+    if (value !== undefined) enabled = { value, from: `${layer.scope} ${layer.at(['claude_code', 'settings'])}` };
+  }
+  return enabled;
 }
 
 /** One config file: absent is fine (no layer, no problem); present must be valid. */

@@ -59,6 +59,15 @@ export const configFileSchema = z.strictObject({
     .meta({ description: 'How the Anthropic SDK talks to the API; its own retries and timeouts, configured, never re-implemented.' }),
   policy: policySchema.optional().meta({ description: 'Guard rules of this scope (see docs/guard.md); deny beats ask beats allow across scopes.' }),
   hooks: hooksSchema.optional().meta({ description: 'PreToolUse, PostToolUse and Stop command hooks.' }),
+  claude_code: z
+    .strictObject({
+      settings: z
+        .boolean()
+        .optional()
+        .meta({ description: "Read Claude Code's settings files (~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json) as scopes: their permissions, hooks, env and additionalDirectories.", default: true }),
+    })
+    .optional()
+    .meta({ description: "What corral takes over from Claude Code's files; the project's choice wins over the user's." }),
 });
 
 export type ConfigFile = z.output<typeof configFileSchema>;

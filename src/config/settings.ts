@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_MODEL } from '../ticket/model-id.js';
+import { SECRET_NAME } from '../text/redact.js';
 import { effectiveConfig } from './describe.js';
 import type { ModelPrice, PriceTable } from './prices.js';
 import type { Problem } from '../errors.js';
@@ -8,7 +9,8 @@ import { runStartRules, type PolicyLayer } from '../policy/stack.js';
 import type { ExpressionRule } from '../policy/types.js';
 import { DEFAULT_BUDGET, type SandboxMode, type Ticket, type TicketBudget } from '../ticket/types.js';
 import { sandboxParts } from '../ticket/schema.js';
-import type { ConfigFileSlot, ConfigLayer, LoadedConfig } from './load.js';
+import type { ClaudeCodeLayer } from './claude-code.js';
+import type { ClaudeCodeSettings, ConfigFileSlot, ConfigLayer, LoadedConfig } from './load.js';
 import { DEFAULT_MAX_REFUSALS_IN_A_ROW, LOOKS_LIKE_ALIAS } from './schema.js';
 
 /** A value and where it came from: `default`, or `project corral.yaml:4`. */
@@ -50,6 +52,12 @@ export interface Settings {
   /** The user and project `policy:` blocks; the ticket's is stacked on them by the guard. */
   policyLayers: PolicyLayer[];
   runStart: ExpressionRule[];
+  /** Whether Claude Code's settings files are read, which were found, and what in them corral ignores. */
+  claudeCode: { enabled: Sourced<boolean>; files: ClaudeCodeSettings['files']; ignored: Sourced<string>[] };
+  /** Claude Code's `env`: later scopes win per name (local over project over user). */
+  env: Record<string, Sourced<string>>;
+  /** Claude Code's `permissions.additionalDirectories`: folders commands may read. */
+  additionalDirectories: Sourced<string>[];
 }
 
 const DEFAULT = 'default';
@@ -59,7 +67,7 @@ function fromLayer(layer: ConfigLayer, fieldPath: (string | number)[]): string {
 }
 
 /** Stacks the layers: for a single value the later scope (project) wins; lists and tables add up. */
-export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Settings {
+export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files' | 'claudeCode'>): Settings {
   const settings: Settings = {
     files: loaded.files,
     model: { value: DEFAULT_MODEL, from: DEFAULT },
@@ -76,8 +84,24 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Se
     hookEntries: [],
     policyLayers: [],
     runStart: [],
+    claudeCode: { enabled: loaded.claudeCode?.enabled ?? { value: true, from: DEFAULT }, files: loaded.claudeCode?.files ?? [], ignored: [] },
+    env: Object.create(null) as Record<string, Sourced<string>>,
+    additionalDirectories: [],
   };
-  for (const layer of loaded.layers) {
+  // corral's files and Claude Code's in the order they stack: every user file, then the project's, then the local one.
+  const claudeLayers = loaded.claudeCode?.layers ?? [];
+  const stacked: ({ kind: 'corral'; layer: ConfigLayer } | { kind: 'claude'; layer: ClaudeCodeLayer })[] = [
+    ...loaded.layers.filter((layer) => layer.scope === 'user').map((layer) => ({ kind: 'corral' as const, layer })),
+    ...claudeLayers.filter((layer) => layer.scope === 'user').map((layer) => ({ kind: 'claude' as const, layer })),
+    ...loaded.layers.filter((layer) => layer.scope !== 'user').map((layer) => ({ kind: 'corral' as const, layer })),
+    ...claudeLayers.filter((layer) => layer.scope !== 'user').map((layer) => ({ kind: 'claude' as const, layer })),
+  ];
+  for (const entry of stacked) {
+    if (entry.kind === 'claude') {
+      addClaudeCodeLayer(settings, entry.layer);
+      continue;
+    }
+    const layer = entry.layer;
     const { data } = layer;
     if (data.model !== undefined) settings.model = { value: data.model, from: fromLayer(layer, ['model']) };
     for (const [alias, model] of Object.entries(data.models ?? {})) settings.aliases[alias] = { value: model, from: fromLayer(layer, ['models', alias]) };
@@ -124,6 +148,69 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Se
   }
   settings.runStart = runStartRules(settings.policyLayers);
   return settings;
+}
+
+/** A Claude Code settings file stacked on what comes before it: its rules in corral's user or project scope (local is the project's), with Claude Code's meaning. */
+function addClaudeCodeLayer(settings: Settings, layer: ClaudeCodeLayer): void {
+  const scope = layer.scope === 'user' ? 'user' : 'project';
+  const from = (fieldPath: (string | number)[]): string => `${scope} ${layer.at(fieldPath)}`;
+  settings.policyLayers.push({
+    scope,
+    file: layer.policy,
+    source: layer.shown,
+    locate: (fieldPath) => layer.at(['permissions', ...fieldPath]),
+    dialect: { kind: 'claude-code', root: layer.root },
+  });
+  for (const event of HOOK_EVENTS) {
+    const groups = layer.hooks[event] ?? [];
+    groups.forEach((group, index) => {
+      (settings.hooks[event] ??= []).push(group);
+      const place = layer.hookGroupIndex[event]![index]!;
+      group.hooks.forEach((hook, hookIndex) => {
+        const at = ['hooks', event, place.group, 'hooks', place.hooks[hookIndex]!];
+        settings.hookEntries.push({ event, matcher: group.matcher ?? '*', command: hook.command, timeout: hook.timeout ?? 60, from: from(at) });
+      });
+    });
+  }
+  for (const [name, value] of Object.entries(layer.env)) settings.env[name] = { value, from: from(['env', name]) };
+  for (const dir of layer.additionalDirectories) settings.additionalDirectories.push({ value: dir.value, from: from(['permissions', 'additionalDirectories', dir.index]) });
+  // As in Claude Code, a working directory added there may be read without asking (its
+  // secrets stay denied by the baseline; writes stay in the worktree).
+  // A folder whose name holds glob characters would be read as a pattern: it gets no rule.
+  const plain = layer.additionalDirectories.filter((dir) => !/[*?[\]{}()!\\]/.test(dir.value));
+  if (plain.length > 0) {
+    const reads = plain.map((dir) => `Read(/${dir.value.replace(/\/+$/, '')}/**)`);
+    settings.policyLayers.push({
+      scope,
+      file: { allow: reads },
+      source: layer.shown,
+      locate: (fieldPath) => layer.at(['permissions', 'additionalDirectories', plain[Number(fieldPath[1])]!.index]),
+      dialect: { kind: 'claude-code', root: layer.root },
+    });
+  }
+  for (const name of layer.ignored) settings.claudeCode.ignored.push({ value: name, from: layer.shown });
+}
+
+/** What a Claude Code settings file holds that corral does not apply, said once: nothing in it is silently dropped. */
+export function claudeCodeNotice(settings: Settings): string | null {
+  if (settings.claudeCode.ignored.length === 0) return null;
+  const byFile = new Map<string, string[]>();
+  for (const entry of settings.claudeCode.ignored) byFile.set(entry.from, [...(byFile.get(entry.from) ?? []), entry.value]);
+  const parts = [...byFile].map(([file, names]) => `${file}: ${names.join(', ')}`);
+  return `Claude Code settings corral has no equivalent for are ignored: ${parts.join('; ')}`;
+}
+
+/**
+ * The values Claude Code's `env` gives tools. A variable whose name says it holds a
+ * secret reaches them only when the ticket passes it by name, as for the host's.
+ */
+export function settingsToolEnv(settings: Settings, passed: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, sourced] of Object.entries(settings.env)) {
+    if (SECRET_NAME.test(name) && !passed.includes(name)) continue;
+    env[name] = sourced.value;
+  }
+  return env;
 }
 
 export function priceTable(settings: Settings): PriceTable {

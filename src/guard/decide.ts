@@ -1,7 +1,7 @@
 import { baselineFindings, readWholeNeedsSandbox, type FenceJudge, type Finding } from './baseline.js';
 import { containedBySandbox, type CallFacts, type CallSite, type CommandFact, type PathFact } from './facts.js';
 import { conditionContext, conditionHolds, type TicketContext } from './rules/expressions.js';
-import { commandMatches, pathMatcher, patternMatches } from './rules/patterns.js';
+import { pathMatcher, patternMatches, ruleCommandMatches } from './rules/patterns.js';
 import type { Decision, PatternRule, Policy, Rule, Scope } from '../policy/types.js';
 import type { Effect } from '../trace/records.js';
 import type { BuiltInRule } from '../policy/rule-ids.js';
@@ -122,7 +122,7 @@ function cover(facts: CallFacts, context: DecideContext, allowRules: PatternRule
     }
     if (command.effects.known) continue;
     // An allow rule covers only what it can see: not a command with an argument known only when it runs.
-    const rule = command.unknownArgs.length > 0 ? null : ruleCovering((r) => r.tool === 'Bash' && (r.specifier === null || commandMatches(r.specifier, command, false)));
+    const rule = command.unknownArgs.length > 0 ? null : ruleCovering((r) => r.tool === 'Bash' && ruleCommandMatches(r, command, false));
     if (rule) {
       used.add(rule);
       continue;
@@ -178,7 +178,7 @@ function pathRuleCovers(rule: PatternRule, fact: PathFact, tool: string, home: s
   if (fact.path === null) return false;
   const applies = fact.access === 'write' ? rule.tool === 'Edit' || rule.tool === 'Write' : rule.tool === 'Read' || rule.tool === tool;
   if (!applies) return false;
-  return rule.specifier === null || pathMatcher(rule.specifier, home, worktree)(fact.path);
+  return rule.specifier === null || pathMatcher(rule.specifier, home, worktree, rule.dialect)(fact.path);
 }
 
 function describeCommand(command: CommandFact): string {

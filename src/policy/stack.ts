@@ -1,7 +1,7 @@
 import { compileCondition } from './conditions.js';
 import { parsePattern } from './pattern-syntax.js';
 import type { PolicyFile } from './schema.js';
-import type { ExpressionRule, Policy, Rule, Scope } from './types.js';
+import type { ClaudeCodeDialect, ExpressionRule, Policy, Rule, Scope } from './types.js';
 import type { Effect } from '../trace/records.js';
 
 export const DEFAULT_EFFECT: Effect = 'ask';
@@ -14,12 +14,17 @@ export interface PolicyLayer {
   source?: string;
   /** `file:line` of the field at a path inside the block, so a decision points at the line that made it. */
   locate?: (path: (string | number)[]) => string;
+  /** Set when the block comes from Claude Code's settings: its rules keep Claude Code's meaning. */
+  dialect?: ClaudeCodeDialect;
 }
 
 function sourceAt(layer: PolicyLayer, path: (string | number)[]): { source?: string } {
   const source = layer.locate?.(path) ?? layer.source;
   return source ? { source } : {};
 }
+
+// What a rule does, said of one policy and of plural settings.
+const VERBS = { allow: ['allows', 'allow'], ask: ['asks about', 'ask about'], deny: ['denies', 'deny'] } as const;
 
 /** The tool-call rules of one scope's `policy:` block, in order: deny, ask and allow patterns, then expression rules. */
 export function rulesFrom(layer: PolicyLayer): Rule[] {
@@ -35,9 +40,10 @@ export function rulesFrom(layer: PolicyLayer): Rule[] {
         id: text.trim(),
         effect,
         scope,
-        reason: `the ${scope} policy ${effect === 'allow' ? 'allows' : effect === 'ask' ? 'asks about' : 'denies'} ${text.trim()}`,
+        reason: `the ${scope} ${layer.dialect ? 'Claude Code settings' : 'policy'} ${VERBS[effect][layer.dialect ? 1 : 0]} ${text.trim()}`,
         tool: parsed.tool,
         specifier: parsed.specifier,
+        ...(layer.dialect ? { dialect: layer.dialect } : {}),
         ...sourceAt(layer, [effect, index]),
       });
     }

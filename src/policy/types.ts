@@ -23,12 +23,26 @@ interface RuleBase {
   source?: string;
 }
 
+/**
+ * A rule written in Claude Code's settings, read with Claude Code's meaning: `/x` is
+ * relative to the settings' root folder (the project root for project settings), a
+ * path without a slash matches at any depth (gitignore), and `*` in a Bash rule spans
+ * words.
+ */
+export interface ClaudeCodeDialect {
+  kind: 'claude-code';
+  /** The folder `/x` is relative to; null for the worktree (project and local settings). */
+  root: string | null;
+}
+
 /** `Bash(git push:*)`, `Read(./.env)`, `Edit(migrations/**)`, `WebFetch`. */
 export interface PatternRule extends RuleBase {
   kind: 'pattern';
   tool: string;
   /** The text between the parentheses; null matches every call of the tool. */
   specifier: string | null;
+  /** Set for rules from Claude Code's settings; absent for corral's own syntax. */
+  dialect?: ClaudeCodeDialect;
 }
 
 /** `{id, when, effect, reason}` with a CEL condition over the call's facts. */

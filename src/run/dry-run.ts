@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../config/load.js';
-import { settingsFrom } from '../config/settings.js';
+import { settingsFrom, settingsToolEnv } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { buildToolEnv } from './tool-env.js';
 import { loadTicket } from '../ticket/load.js';
@@ -31,12 +31,12 @@ export async function dryRunGuard(ticketFile: string | undefined, cwd: string, h
   const mode = sandbox ?? ticket?.given.sandbox ?? settings.sandbox.value;
   const assumed: GuardSandbox = { kind: await sandboxKindOf(mode, hostEnv), network: ticket?.network ?? false };
   if (ticket !== undefined) {
-    return createGuard({ worktree: ticket.repo, tmpDir: DRY_RUN_TMP, env: buildToolEnv(hostEnv, ticket.env, DRY_RUN_TMP), ticket, layers, sandbox: assumed });
+    return createGuard({ worktree: ticket.repo, tmpDir: DRY_RUN_TMP, env: buildToolEnv(hostEnv, ticket.env, DRY_RUN_TMP, settingsToolEnv(settings, ticket.env)), ticket, layers, sandbox: assumed });
   }
   return createGuard({
     worktree: root,
     tmpDir: DRY_RUN_TMP,
-    env: buildToolEnv(hostEnv, [], DRY_RUN_TMP),
+    env: buildToolEnv(hostEnv, [], DRY_RUN_TMP, settingsToolEnv(settings, [])),
     ticket: { id: 'dry-run', labels: [], allow: ['**'], forbid: [], checks: [], file: '' },
     layers,
     sandbox: assumed,

@@ -92,7 +92,8 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
   const runDir = path.join(options.runsDir ?? path.join(ticket.repo, '.corral', 'runs'), runId);
   await mkdir(runDir, { recursive: true });
   if (!options.runsDir) await writeFile(path.join(ticket.repo, '.corral', '.gitignore'), '# run records of corral; never committed\n*\n');
-  const secrets = secretValues(options.env);
+  // Claude Code's `env` may set a secret too: its value is redacted like the host's.
+  const secrets = secretValues({ ...Object.fromEntries(Object.entries(settings.env).map(([name, sourced]) => [name, sourced.value])), ...options.env });
   const redact = createRedactor(secrets);
   const traceFile = path.join(runDir, 'trace.jsonl');
   const fold = createRunFold();

@@ -13,7 +13,8 @@ export const TOOL_GIT_CONFIG: ReadonlyArray<readonly [string, string]> = [
   ['core.fsmonitor', 'false'],
 ];
 
-export function buildToolEnv(host: NodeJS.ProcessEnv, passThrough: string[], tmpDir: string): Record<string, string> {
+/** `settingsEnv`: values config sets (Claude Code's `env`), over the host's; corral's own fixed ones still win. */
+export function buildToolEnv(host: NodeJS.ProcessEnv, passThrough: string[], tmpDir: string, settingsEnv: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of BASELINE) {
     const value = host[name];
@@ -23,6 +24,7 @@ export function buildToolEnv(host: NodeJS.ProcessEnv, passThrough: string[], tmp
     const value = host[name];
     if (value !== undefined) env[name] = value;
   }
+  Object.assign(env, settingsEnv);
   env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
   env.TMPDIR = tmpDir;
   env.TERM = 'dumb';

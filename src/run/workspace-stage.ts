@@ -14,6 +14,9 @@ import { createCallPipeline, type CallPipeline } from './call-pipeline.js';
 import type { CommandSite } from './checks.js';
 import type { Run } from './prepare.js';
 import { buildToolEnv } from './tool-env.js';
+import { claudeCodeNotice, settingsToolEnv, type Settings } from '../config/settings.js';
+import { checkReadPaths } from '../guard/sandbox/home-view.js';
+import { SECRET_NAME } from '../text/redact.js';
 
 const OUTPUT_CAP = 30_000;
 
@@ -117,7 +120,12 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   emit({ type: 'worktree', dir: worktree.dir, baseCommit: run.baseCommit });
   // mkdir fails on anything already there.
   await mkdir(tempDir, { mode: 0o700 });
-  const env = buildToolEnv(options.env, ticket.env, tempDir);
+  const env = buildToolEnv(options.env, ticket.env, tempDir, settingsToolEnv(settings, ticket.env));
+  const claudeNotice = claudeCodeNotice(settings);
+  if (claudeNotice !== null) run.warn(claudeNotice);
+  for (const [name, sourced] of Object.entries(settings.env)) {
+    if (SECRET_NAME.test(name) && !ticket.env.includes(name)) run.warn(`env ${name} (${sourced.from}) looks like a secret, so tools do not get it; name it in the ticket's env: to pass it`);
+  }
   // Loaded here, while the first request is out: the guard's shell analysis is the
   // largest part of corral's code, and nothing before that request needs it.
   const [{ hookScriptFiles }, { createGuard }] = await Promise.all([import('../guard/hook-scripts.js'), import('../guard/guard.js')]);
@@ -136,7 +144,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     network: ticket.network,
     ...(env.HOME ? { home: env.HOME } : {}),
     ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
-    readPaths: ticket.sandboxRead,
+    readPaths: [...ticket.sandboxRead, ...readableDirectories(settings, env.HOME, run.warn)],
     expose: ticket.sandboxExpose,
   });
   // Without a sandbox, what ends a command's processes is said too, and never silently missing.
@@ -208,4 +216,20 @@ function digestFiles(files: string[]): Map<string, string> {
       }
     }),
   );
+}
+
+/**
+ * Claude Code's additionalDirectories as folders commands may read in the sandbox
+ * (writes stay in the worktree). One that holds credentials or the whole home is left
+ * out with a warning, not refused: the settings file is valid for Claude Code.
+ */
+function readableDirectories(settings: Settings, home: string | undefined, warn: (message: string) => void): string[] {
+  return settings.additionalDirectories.flatMap((entry) => {
+    try {
+      return checkReadPaths([entry.value], home);
+    } catch (error) {
+      warn(`additionalDirectories ${entry.value} (${entry.from}) is not shown to commands: ${error instanceof Error ? error.message.replace(/^sandbox: read: /, '') : String(error)}`);
+      return [];
+    }
+  });
 }

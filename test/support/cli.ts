@@ -27,6 +27,8 @@ export async function runCli(args: string[], options: { cwd: string; env?: Recor
   }
   // Hermetic: the machine's own ~/.config/corral/config.yaml never reaches a test.
   env.XDG_CONFIG_HOME = NO_USER_CONFIG;
+  // Nor the machine's own ~/.claude/settings.json (a test of the user scope unsets this).
+  env.CLAUDE_CONFIG_DIR = NO_USER_CONFIG;
   for (const [name, value] of Object.entries(options.env ?? {})) {
     if (value === undefined) delete env[name];
     else env[name] = value;
