@@ -10,6 +10,8 @@ import type { Decision } from '../policy/types.js';
 import { parseToolCall } from '../tools/index.js';
 import type { ToolContext, ToolDefinition } from '../tools/types.js';
 import type { EmitEvent } from '../trace/events.js';
+import { traceOutput } from '../trace/write.js';
+import { redactSecrets, type Redactor } from '../text/redact.js';
 import type { BuiltInRule } from '../policy/rule-ids.js';
 
 // One tool call from the model's request to its result, in numbered phases over a call
@@ -79,6 +81,8 @@ export interface PipelineSite {
   /** Hooks that failed without blocking (an exit code other than 0 and 2, a timeout). */
   onBrokenHook(event: HookEvent, command: string, what: string): void;
   emit: EmitEvent;
+  /** The run's redaction, applied to a result's output before the trace's cap; default: key shapes only. */
+  redact?: Redactor;
 }
 
 /** One call on its way through the phases. */
@@ -150,7 +154,7 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
       case 'result': {
         const output = call.output!;
         const durationMs = Math.round(performance.now() - call.started);
-        emit({ type: 'tool_result', step, id: use.id, tool: use.name, isError: output.isError, bytes: Buffer.byteLength(output.content), durationMs });
+        emit({ type: 'tool_result', step, id: use.id, tool: use.name, isError: output.isError, bytes: Buffer.byteLength(output.content), durationMs, output: traceOutput(output.content, site.redact ?? redactSecrets) });
       }
     }
   };

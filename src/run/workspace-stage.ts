@@ -174,6 +174,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     },
     onBrokenHook: (event, command, what) => run.warn(`${event} hook \`${command}\` ${what}; the run went on without it`),
     emit,
+    redact: run.redact,
   });
   const workspace: Workspace = {
     worktree,

@@ -1,9 +1,25 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import type { RunEvent, TraceLine } from './events.js';
+import { capText } from '../text/output-cap.js';
 import type { Redactor } from '../text/redact.js';
 
 /** The trace format's version (docs/trace.md); a reader refuses a version it does not know. */
 export const TRACE_VERSION = 1;
+
+/**
+ * How much of a tool result's output a trace keeps (docs/trace.md): its first and its last
+ * 4 KiB, with the number of bytes cut between them, enough for the command's first error
+ * and its summary without a trace growing with every large file read.
+ */
+export const TRACE_OUTPUT_CAP = 8 * 1024;
+
+/**
+ * A tool's output as the trace keeps it: redacted first (a secret cut in two by the cap
+ * could no longer be found), then capped.
+ */
+export function traceOutput(text: string, redact: Redactor): string {
+  return capText(redact(text), TRACE_OUTPUT_CAP);
+}
 
 /** The file operations a trace writer uses: node's, or a test's that fails on purpose (ENOSPC). */
 export interface TraceFileSystem {
