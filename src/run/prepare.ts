@@ -16,7 +16,7 @@ import { createRedactor, secretValues, type Redactor, type SecretValue } from '.
 import type { Ticket } from '../ticket/types.js';
 import { foldAndFanOut, type EmitEvent } from '../trace/events.js';
 import { createRunFold, type IncrementalFold } from '../trace/fold.js';
-import { createTraceWriter, type TraceWriteFailure } from '../trace/write.js';
+import { createTraceWriter, type TraceFileSystem, type TraceWriteFailure } from '../trace/write.js';
 import { modelOf } from './preflight.js';
 
 export interface RunOptions {
@@ -38,6 +38,8 @@ export interface RunOptions {
   prompt?: TerminalPrompt;
   /** How replay scripts are loaded; a command passes the one its ticket loader used, so no script is parsed twice. */
   loadReplayScript?: ReplayLoader;
+  /** The file operations the trace is written with; default node's. A test's fails on purpose (a full disk). */
+  traceFileSystem?: TraceFileSystem;
 }
 
 /** Everything a run's stages share, made once by `prepareRun`. */
@@ -103,7 +105,7 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
   // A run that can no longer be recorded stops at once, the way an interrupt stops it
   // (commands ended, the work judged and kept), rather than running to the end unrecorded.
   const traceStopped = new AbortController();
-  const writeTrace = createTraceWriter(traceFile, runId, ticket.id, redact, now, undefined, () => traceStopped.abort());
+  const writeTrace = createTraceWriter(traceFile, runId, ticket.id, redact, now, options.traceFileSystem, () => traceStopped.abort());
   const runOptions: RunOptions = { ...options, interrupt: AbortSignal.any([options.interrupt, traceStopped.signal]) };
   const emit = foldAndFanOut(fold, writeTrace, options.onEvent ?? (() => undefined));
   const warned = new Set<string>();
