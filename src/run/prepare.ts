@@ -16,7 +16,7 @@ import { createRedactor, secretValues, type Redactor, type SecretValue } from '.
 import type { Ticket } from '../ticket/types.js';
 import { foldAndFanOut, type EmitEvent } from '../trace/events.js';
 import { createRunFold, type IncrementalFold } from '../trace/fold.js';
-import { createTraceWriter, type TraceFileSystem, type TraceWriteFailure } from '../trace/write.js';
+import { createTraceWriter, describeWriteError, type TraceFileSystem, type TraceWriteFailure } from '../trace/write.js';
 import { modelOf } from './preflight.js';
 
 export interface RunOptions {
@@ -96,8 +96,13 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
 
   const runId = makeRunId(ticket.id, startedAt);
   const runDir = path.join(options.runsDir ?? path.join(ticket.repo, '.corral', 'runs'), runId);
-  await mkdir(runDir, { recursive: true });
-  if (!options.runsDir) await writeFile(path.join(ticket.repo, '.corral', '.gitignore'), '# run records of corral; never committed\n*\n');
+  try {
+    await mkdir(runDir, { recursive: true });
+    if (!options.runsDir) await writeFile(path.join(ticket.repo, '.corral', '.gitignore'), '# run records of corral; never committed\n*\n');
+  } catch (error) {
+    // A disk that filled up since the preflight (an earlier ticket of the batch): said plainly, before any worktree.
+    throw new Error(`cannot make the run directory ${runDir}: ${describeWriteError(error)}`, { cause: error });
+  }
   const secrets = secretValues(options.env);
   const redact = createRedactor(secrets);
   const traceFile = path.join(runDir, 'trace.jsonl');

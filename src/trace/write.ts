@@ -127,7 +127,8 @@ function writeAll(fs: TraceFileSystem, fd: number, bytes: Buffer): void {
   for (let offset = 0; offset < bytes.length; ) offset += fs.writeSync(fd, bytes, offset);
 }
 
-function describeWriteError(error: unknown): string {
+/** A failed write in a few words: ENOSPC is `no space left on the device (ENOSPC)`. */
+export function describeWriteError(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   switch (code) {
     case 'ENOSPC':
