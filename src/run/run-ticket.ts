@@ -80,7 +80,7 @@ function recordRun(run: Run, end: RunEnd): RunResult {
   const { outcome } = end;
   const judged: Judgement = end.judgement ?? decideStatus(outcome, { ok: true, verdicts: [] }, run.ticket);
   const { patch, branch } = judged;
-  const { status, reason } = traceFailedVerdict(run, end) ?? judged;
+  const stopped = run.traceFailure() !== null;
   run.emit({
     type: 'kept',
     ...(patch ? { patch } : {}),
@@ -88,15 +88,28 @@ function recordRun(run: Run, end: RunEnd): RunResult {
     ...(end.kept ? { worktree: end.kept } : {}),
     ...(existsSync(run.approvalsFile) ? { approvalsNeeded: run.approvalsFile } : {}),
   });
+  // Read after `kept`: a trace that fails on its last lines is as incomplete as any other.
+  const { status, reason } = traceFailedVerdict(run, end, judged, stopped) ?? judged;
   const budget = outcome?.kind === 'budget_exhausted' ? { budget: outcome.exceeded.which } : {};
   run.emit({ type: 'end', status, exitCode: exitCodeOf(status), reason, durationMs: run.now() - run.startedAt, ...budget });
   return runResultOf(run.fold.current());
 }
 
-/** A run whose trace could not be written ends as an internal error (exit 70) that says why and where its work is. */
-function traceFailedVerdict(run: Run, end: RunEnd): Pick<Judgement, 'status' | 'reason'> | undefined {
+/**
+ * A run whose trace could not be written ends as an internal error (exit 70): its record is
+ * incomplete. The reason says why, whether the run was stopped for it, and where its work is.
+ */
+function traceFailedVerdict(run: Run, end: RunEnd, judged: Judgement, stopped: boolean): Pick<Judgement, 'status' | 'reason'> | undefined {
   const failure = run.traceFailure();
   if (!failure) return undefined;
-  const where = end.kept ? `; the worktree is kept at ${end.kept}` : end.judgement ? '' : '; nothing was run';
-  return { status: 'internal_error', reason: `${failure.message}; the run was stopped${where}` };
+  const where = end.kept
+    ? `; the worktree is kept at ${end.kept}`
+    : !end.judgement
+      ? '; nothing was run'
+      : judged.branch
+        ? `; the work was committed to ${judged.branch}`
+        : judged.patch
+          ? `; the patch is ${judged.patch}`
+          : '';
+  return { status: 'internal_error', reason: `${failure.message}${stopped ? '; the run was stopped' : ''}${where}` };
 }

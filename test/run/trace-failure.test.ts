@@ -16,8 +16,8 @@ import { extraWorktrees, gitIn, repoWithFiles, tempDir } from '../support/repo.j
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/nonexistent', XDG_CONFIG_HOME: NO_USER_CONFIG };
 
-/** Node's file system until `lines` trace lines are written; then every write fails with ENOSPC after taking a few bytes. */
-function fullAfterLines(lines: number): TraceFileSystem {
+/** Node's file system until `lines` trace lines are written (or a line of type `atType` comes); then every write fails with ENOSPC after taking a few bytes. */
+function fullAfterLines(lines: number, atType?: string): TraceFileSystem {
   let left = lines;
   return {
     openSync: (file, flags) => fs.openSync(file, flags),
@@ -25,6 +25,7 @@ function fullAfterLines(lines: number): TraceFileSystem {
     ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
     closeSync: (fd) => fs.closeSync(fd),
     writeSync: (fd, bytes, offset) => {
+      if (atType !== undefined && bytes.includes(`"type":"${atType}"`)) left = 0;
       if (left > 0) {
         left -= 1;
         return fs.writeSync(fd, bytes, offset);
@@ -40,7 +41,7 @@ afterAll(() => {
   for (const { repo, dir } of kept) gitIn(repo, ['worktree', 'remove', '--force', '--force', dir]);
 });
 
-async function runWithFullDisk(lines: number) {
+async function runWithFullDisk(lines: number, atType?: string) {
   const repo = repoWithFiles(
     {
       'src/a.txt': 'a\n',
@@ -56,7 +57,7 @@ async function runWithFullDisk(lines: number) {
     cwd: repo,
     settings: settingsFrom(await loadConfig(repo, env, repo)),
     runsDir: tempDir('corral-runs-'),
-    traceFileSystem: fullAfterLines(lines),
+    traceFileSystem: fullAfterLines(lines, atType),
   });
   if (result.worktree) kept.push({ repo, dir: result.worktree });
   return { repo, result };
@@ -88,5 +89,15 @@ describe('a run whose trace cannot be written', () => {
     expect(result.worktree).toBeUndefined();
     expect(extraWorktrees(repo)).toEqual([]);
     expect(fs.readFileSync(result.trace, 'utf8')).toBe('');
+  });
+
+  it('a run that passed but could not write its last lines: exit 70, saying where its work went', async () => {
+    const { result } = await runWithFullDisk(Number.POSITIVE_INFINITY, 'kept');
+    expect(result.exitCode).toBe(70);
+    expect(result.branch).toMatch(/^corral\/t/);
+    expect(result.reason).toBe(`cannot write the trace ${result.trace}: no space left on the device (ENOSPC); the work was committed to ${result.branch}`);
+    const text = fs.readFileSync(result.trace, 'utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    expect(text).not.toContain('"type":"kept"');
   });
 });
