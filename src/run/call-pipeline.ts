@@ -128,7 +128,8 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     }
     const outcome = await runHooks(site.hooks, event, payload, site.hookSite(signal));
     for (const run of outcome.runs) {
-      emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2, stderr: run.stderr.slice(0, 2000) });
+      // Redacted before it is cut: a secret cut in two could no longer be found by the trace writer.
+      emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2, stderr: (site.redact ?? redactSecrets)(run.stderr).slice(0, 2000) });
       if (run.exitCode !== 0 && run.exitCode !== 2 && !signal.aborted) {
         site.onBrokenHook(event, run.command, run.timedOut ? 'timed out and was killed' : run.exitCode === null ? 'could not run' : `exited ${run.exitCode}`);
       }
