@@ -1,6 +1,6 @@
 /** The process's streams and environment, handed in so tests can run the CLI in-process. */
 export interface CliIo {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;

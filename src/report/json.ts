@@ -50,6 +50,7 @@ export function toJsonReport(result: RunResult, redact?: Redactor): JsonRunRepor
     baseCommit: result.baseCommit ?? null,
     changes: result.changes,
     hostChanges: result.hostChanges ?? [],
+    setup: result.setup,
     checks: result.checks,
     checkRoundsUsed: result.checkRoundsUsed,
     toolCalls: result.toolCalls,
@@ -87,5 +88,7 @@ const ABSENT_AS: Record<Exclude<MaybeAbsent, 'ticket'>, null | []> = {
 export function completeRunLine<T extends { ticket: { id: string; file: string; title?: string | null } }>(line: T): T & Pick<JsonRunReport, MaybeAbsent> {
   const filled: Record<string, unknown> = { ...line };
   for (const [key, empty] of Object.entries(ABSENT_AS)) if (filled[key] === undefined) filled[key] = Array.isArray(empty) ? [] : empty;
+  // Lines of a corral that did not report setup yet.
+  filled.setup ??= [];
   return { ...(filled as T), ...(filled as Pick<JsonRunReport, Exclude<MaybeAbsent, 'ticket'>>), ticket: ticketRef(line.ticket) };
 }

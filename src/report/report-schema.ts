@@ -84,6 +84,17 @@ export const runLineSchema = z
     baseCommit: maybeString('The commit the worktree started from; null when the run ended before it had one.'),
     changes: z.array(verdictSchema).meta({ description: "Each changed path with the fence's verdict." }),
     hostChanges: z.array(z.string()).meta({ description: 'How the host repository changed during the run (HEAD, refs, config, hooks, index); [] when it did not.' }),
+    setup: z
+      .array(
+        z.strictObject({
+          name: z.string(),
+          exitCode: z.number().int().nullable().meta({ description: 'null when the command was killed or timed out.' }),
+          timedOut: z.boolean(),
+          durationMs: z.number().nonnegative(),
+          output: z.string().meta({ description: 'What the command printed (stdout and stderr), capped and redacted.' }),
+        }),
+      )
+      .meta({ description: "The ticket's setup commands that ran, in order; a failed one is the last." }),
     checks: z.array(checkSchema).meta({ description: 'The last round of checks.' }),
     checkRoundsUsed: count.meta({ description: 'How many rounds of checks ran.' }),
     toolCalls: count.meta({ description: 'Tool calls the agent made.' }),

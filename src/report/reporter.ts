@@ -41,7 +41,7 @@ export interface Reporter {
 
 /** What a command hands the registry to build its reporters from. */
 export interface ReporterContext {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   env: NodeJS.ProcessEnv;
   /** Paths are shown relative to it. */

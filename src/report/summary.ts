@@ -6,6 +6,8 @@ import type { RunResult } from '../trace/result.js';
 import type { RunStatus } from '../trace/outcome.js';
 import type { ChangeKind } from '../trace/records.js';
 import { makeVisible as visible } from '../text/visible.js';
+import type { Redactor } from '../text/redact.js';
+import { DEFAULT_WIDTH, outputTail } from './output-tail.js';
 
 export const STATUS_LABEL: Record<RunStatus, string> = {
   passed: 'PASSED',
@@ -53,8 +55,18 @@ export type SummaryInput = Omit<RunResult, MaybeNull> & { ticket: { id: string; 
   [K in Exclude<MaybeNull, 'ticket'>]?: RunResult[K] | null;
 };
 
+export interface SummaryOptions {
+  /** The terminal's width: a failed command's output lines are cut to it (default 120). */
+  width?: number;
+  /** The run's secret redaction, applied to a command's output before it is cut (so no part of a secret is left). */
+  redact?: Redactor;
+}
+
 /** The end-of-run summary a person reads in five seconds. Pure: paths shown relative to `cwd`. */
-export function formatSummary(result: SummaryInput, c: ChalkInstance, cwd: string): string {
+export function formatSummary(result: SummaryInput, c: ChalkInstance, cwd: string, options: SummaryOptions = {}): string {
+  const redact = options.redact ?? ((text: string) => text);
+  // Indented under its command: the tail of a failed command's output, the cause in view.
+  const tailOf = (output: string): string[] => outputTail(redact(output), { width: (options.width ?? DEFAULT_WIDTH) - 8 }).map((line) => `      ${c.dim('│')} ${line}`);
   const rel = (p: string) => path.relative(cwd, p) || '.';
   const ok = result.status === 'passed';
   const paint = ok ? c.green.bold : c.red.bold;
@@ -85,12 +97,20 @@ export function formatSummary(result: SummaryInput, c: ChalkInstance, cwd: strin
     for (const change of result.hostChanges) lines.push(`    ${visible(change)}`);
   }
 
+  const failedSetup = (result.setup ?? []).find((setup) => setup.timedOut || setup.exitCode !== 0);
+  if (failedSetup) {
+    const how = failedSetup.timedOut ? 'timed out' : failedSetup.exitCode === null ? 'killed by a signal' : `exit ${failedSetup.exitCode}`;
+    lines.push(`  ${c.dim('setup')}    ${c.red('✘')} ${visible(failedSetup.name)} ${how}  ${c.dim(formatDuration(failedSetup.durationMs))}`);
+    lines.push(...tailOf(failedSetup.output));
+  }
+
   if (result.checks.length > 0) {
     lines.push(`  ${c.dim('checks')}   ${c.dim(`round ${result.checkRoundsUsed}`)}`);
     for (const check of result.checks) {
       const mark = check.passed ? c.green('✔') : c.red('✘');
       const how = check.passed ? '' : check.timedOut ? ' timed out' : ` exit ${check.exitCode}`;
       lines.push(`    ${mark} ${check.name}${how}  ${c.dim(formatDuration(check.durationMs))}`);
+      if (!check.passed) lines.push(...tailOf(check.output));
     }
   }
 

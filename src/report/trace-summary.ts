@@ -5,6 +5,7 @@ import { formatCount, formatDuration } from './summary.js';
 import type { RunFold } from '../trace/fold.js';
 import type { TokenUsage } from '../trace/records.js';
 import { makeVisible as visible } from '../text/visible.js';
+import { DEFAULT_WIDTH, outputTail } from './output-tail.js';
 
 // `corral trace`: the run at a glance, from the fold of its trace (src/trace/fold.ts).
 // This file only shapes the fold's facts for a person (and for --json): no event is read here.
@@ -38,6 +39,19 @@ export interface SlowCall {
   durationMs: number;
 }
 
+/** Something that failed, with the output that says why (as the trace keeps it: redacted and capped). */
+export interface Failure {
+  kind: 'setup' | 'check' | 'tool';
+  /** The setup command or check's name; a tool call's short rendering (`Bash(npm test)`). */
+  name: string;
+  /** The model turn, for a tool call. */
+  step: number | null;
+  /** `exit 1`, `timed out`, `denied by <rule>`, `error`. */
+  how: string;
+  /** Empty when the trace has none (a tool result of a corral that did not record it). */
+  output: string;
+}
+
 export interface TraceSummary {
   runId: string | null;
   ticket: { id: string; title?: string } | null;
@@ -67,6 +81,8 @@ export interface TraceSummary {
   checks: { round: number; results: { name: string; passed: boolean; exitCode: number | null; durationMs: number }[] } | null;
   fence: { ok: boolean; changes: number; violations: { path: string; reason: string }[] } | null;
   hostChanges: string[];
+  /** Failed setup commands, failed checks of the last round, and tool calls that were denied or ended in an error, in that order. */
+  failures: Failure[];
   warnings: string[];
   /** Lines that could not be read (a half-written last line, damage). */
   skippedLines: number;
@@ -138,15 +154,33 @@ export function summarizeTrace(fold: RunFold, skippedLines = 0): TraceSummary {
     checks: fold.checkRoundsUsed > 0 || fold.checks.length > 0 ? { round: fold.checkRoundsUsed, results: fold.checks.map((c) => ({ name: c.name, passed: c.passed, exitCode: c.exitCode, durationMs: c.durationMs })) } : null,
     fence: fold.fence ? { ok: fold.fence.ok, changes: fold.fence.verdicts.length, violations } : null,
     hostChanges: fold.hostChanges ?? [],
+    failures: failuresOf(fold),
     warnings: [...fold.warnings, ...skipped],
     skippedLines,
   };
 }
 
+function exitHow(exitCode: number | null, timedOut: boolean | undefined): string {
+  return timedOut ? 'timed out' : exitCode === null ? 'killed by a signal' : `exit ${exitCode}`;
+}
+
+function failuresOf(fold: RunFold): Failure[] {
+  const setup = fold.setup.filter((s) => s.timedOut || s.exitCode !== 0).map((s): Failure => ({ kind: 'setup', name: s.name, step: null, how: exitHow(s.exitCode, s.timedOut), output: s.output }));
+  const checks = fold.checks.filter((c) => !c.passed).map((c): Failure => ({ kind: 'check', name: c.name, step: null, how: exitHow(c.exitCode, c.timedOut), output: c.output }));
+  const tools = fold.calls
+    .filter((call) => call.result?.isError)
+    .map((call): Failure => {
+      const denied = call.decision && call.decision.effect !== 'allow' && call.approval?.approved !== true;
+      const how = denied ? `${call.decision!.effect === 'deny' ? 'denied' : 'refused'} by ${call.decision!.rule}` : 'error';
+      return { kind: 'tool', name: call.call, step: call.step, how, output: call.result?.output ?? '' };
+    });
+  return [...setup, ...checks, ...tools];
+}
+
 const ANSWER: Record<AskedCall['answer'], string> = { approved: 'approved', refused: 'refused', unanswered: 'unanswered (the trace ends first)' };
 
-/** The summary for people: a few lines, one section a fact. */
-export function formatTraceSummary(s: TraceSummary, c: ChalkInstance): string {
+/** The summary for people: a few lines, one section a fact; a failure's output is cut to `width` (the terminal's). */
+export function formatTraceSummary(s: TraceSummary, c: ChalkInstance, width = DEFAULT_WIDTH): string {
   const lines: string[] = [];
   const label = (name: string) => c.dim(name.padEnd(9));
   const title = s.ticket?.title ? ` — ${visible(s.ticket.title)}` : '';
@@ -199,6 +233,12 @@ export function formatTraceSummary(s: TraceSummary, c: ChalkInstance): string {
   if (s.hostChanges.length > 0) {
     lines.push(`  ${label('host')}${c.red('✘ the host repository changed during the run')}`);
     for (const change of s.hostChanges) lines.push(`    ${visible(change)}`);
+  }
+  if (s.failures.length > 0) lines.push(`  ${c.dim('failures')}`);
+  for (const f of s.failures) {
+    const where = f.step === null ? '' : `step ${f.step}, `;
+    lines.push(`    ${c.red('✘')} ${f.kind === 'tool' ? '' : `${f.kind} `}${visible(f.name)}  ${c.dim(`${where}${visible(f.how)}`)}`);
+    for (const line of outputTail(f.output, { width: width - 8 })) lines.push(`      ${c.dim('│')} ${line}`);
   }
   for (const warning of s.warnings) lines.push(`  ${c.yellow('warning')}  ${visible(warning)}`);
   return `${lines.join('\n')}\n`;

@@ -10,6 +10,8 @@ import type { Decision } from '../policy/types.js';
 import { parseToolCall } from '../tools/index.js';
 import type { ToolContext, ToolDefinition } from '../tools/types.js';
 import type { EmitEvent } from '../trace/events.js';
+import { traceOutput } from '../trace/write.js';
+import { redactSecrets, type Redactor } from '../text/redact.js';
 import type { BuiltInRule } from '../policy/rule-ids.js';
 
 // One tool call from the model's request to its result, in numbered phases over a call
@@ -79,6 +81,8 @@ export interface PipelineSite {
   /** Hooks that failed without blocking (an exit code other than 0 and 2, a timeout). */
   onBrokenHook(event: HookEvent, command: string, what: string): void;
   emit: EmitEvent;
+  /** The run's redaction, applied to a result's output before the trace's cap; default: key shapes only. */
+  redact?: Redactor;
 }
 
 /** One call on its way through the phases. */
@@ -124,7 +128,8 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     }
     const outcome = await runHooks(site.hooks, event, payload, site.hookSite(signal));
     for (const run of outcome.runs) {
-      emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2, stderr: run.stderr.slice(0, 2000) });
+      // Redacted before it is cut: a secret cut in two could no longer be found by the trace writer.
+      emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2, stderr: (site.redact ?? redactSecrets)(run.stderr).slice(0, 2000) });
       if (run.exitCode !== 0 && run.exitCode !== 2 && !signal.aborted) {
         site.onBrokenHook(event, run.command, run.timedOut ? 'timed out and was killed' : run.exitCode === null ? 'could not run' : `exited ${run.exitCode}`);
       }
@@ -150,7 +155,7 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
       case 'result': {
         const output = call.output!;
         const durationMs = Math.round(performance.now() - call.started);
-        emit({ type: 'tool_result', step, id: use.id, tool: use.name, isError: output.isError, bytes: Buffer.byteLength(output.content), durationMs });
+        emit({ type: 'tool_result', step, id: use.id, tool: use.name, isError: output.isError, bytes: Buffer.byteLength(output.content), durationMs, output: traceOutput(output.content, site.redact ?? redactSecrets) });
       }
     }
   };

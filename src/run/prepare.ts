@@ -12,11 +12,11 @@ import type { PriceTable } from '../config/prices.js';
 import { UsageError } from '../errors.js';
 import { resolveCommit } from '../git/git.js';
 import { CORRAL_VERSION } from '../package.js';
-import { createRedactor, secretValues, type SecretValue } from '../text/redact.js';
+import { createRedactor, secretValues, type Redactor, type SecretValue } from '../text/redact.js';
 import type { Ticket } from '../ticket/types.js';
 import { foldAndFanOut, type EmitEvent } from '../trace/events.js';
 import { createRunFold, type IncrementalFold } from '../trace/fold.js';
-import { createTraceWriter } from '../trace/write.js';
+import { createTraceWriter, describeWriteError, type TraceFileSystem, type TraceWriteFailure } from '../trace/write.js';
 import { modelOf } from './preflight.js';
 
 export interface RunOptions {
@@ -38,6 +38,8 @@ export interface RunOptions {
   prompt?: TerminalPrompt;
   /** How replay scripts are loaded; a command passes the one its ticket loader used, so no script is parsed twice. */
   loadReplayScript?: ReplayLoader;
+  /** The file operations the trace is written with; default node's. A test's fails on purpose (a full disk). */
+  traceFileSystem?: TraceFileSystem;
 }
 
 /** Everything a run's stages share, made once by `prepareRun`. */
@@ -58,6 +60,8 @@ export interface Run {
   baseCommit: string;
   /** The host's secret values: redacted from the trace and the patch, and looked for in the change. */
   secrets: SecretValue[];
+  /** Redacts those values and well-known key shapes: what the trace writer applies to every line. */
+  redact: Redactor;
   emit: EmitEvent;
   meter: BudgetMeter;
   approver: Approver;
@@ -65,6 +69,8 @@ export interface Run {
   fold: IncrementalFold;
   /** Tells a person something that does not change the outcome: a `warning` event, each message once. */
   warn(message: string): void;
+  /** Why the trace could not be written, once it could not: the run stops (as if interrupted) and ends as an internal error. */
+  traceFailure(): TraceWriteFailure | null;
 }
 
 export function makeRunId(ticketId: string, now: number): string {
@@ -90,14 +96,24 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
 
   const runId = makeRunId(ticket.id, startedAt);
   const runDir = path.join(options.runsDir ?? path.join(ticket.repo, '.corral', 'runs'), runId);
-  await mkdir(runDir, { recursive: true });
-  if (!options.runsDir) await writeFile(path.join(ticket.repo, '.corral', '.gitignore'), '# run records of corral; never committed\n*\n');
+  try {
+    await mkdir(runDir, { recursive: true });
+    if (!options.runsDir) await writeFile(path.join(ticket.repo, '.corral', '.gitignore'), '# run records of corral; never committed\n*\n');
+  } catch (error) {
+    // A disk that filled up since the preflight (an earlier ticket of the batch): said plainly, before any worktree.
+    throw new Error(`cannot make the run directory ${runDir}: ${describeWriteError(error)}`, { cause: error });
+  }
   // Claude Code's `env` may set a secret too: its value is redacted like the host's.
   const secrets = secretValues({ ...Object.fromEntries(Object.entries(settings.env).map(([name, sourced]) => [name, sourced.value])), ...options.env });
   const redact = createRedactor(secrets);
   const traceFile = path.join(runDir, 'trace.jsonl');
   const fold = createRunFold();
-  const emit = foldAndFanOut(fold, createTraceWriter(traceFile, runId, ticket.id, redact, now), options.onEvent ?? (() => undefined));
+  // A run that can no longer be recorded stops at once, the way an interrupt stops it
+  // (commands ended, the work judged and kept), rather than running to the end unrecorded.
+  const traceStopped = new AbortController();
+  const writeTrace = createTraceWriter(traceFile, runId, ticket.id, redact, now, options.traceFileSystem, () => traceStopped.abort());
+  const runOptions: RunOptions = { ...options, interrupt: AbortSignal.any([options.interrupt, traceStopped.signal]) };
+  const emit = foldAndFanOut(fold, writeTrace, options.onEvent ?? (() => undefined));
   const warned = new Set<string>();
   const warn = (message: string): void => {
     if (warned.has(message)) return;
@@ -110,7 +126,7 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
   return {
     ticket,
     settings,
-    options,
+    options: runOptions,
     now,
     startedAt,
     runId,
@@ -123,10 +139,12 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
     prices: priceTable(settings),
     baseCommit,
     secrets,
+    redact,
     emit,
     meter: new BudgetMeter(ticket.budget, startedAt, now),
     approver: createApprover({ ...(options.prompt ? { prompt: options.prompt } : {}), approvalsFile, redact }),
     fold,
     warn,
+    traceFailure: () => writeTrace.failure,
   };
 }

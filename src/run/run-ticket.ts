@@ -40,12 +40,18 @@ export async function runTicket(ticket: Ticket, options: RunOptions): Promise<Ru
 }
 
 async function runStages(run: Run, end: RunEnd): Promise<void> {
+  // The first line is written as the run is prepared: a run that cannot be recorded makes no worktree.
+  if (run.traceFailure()) return;
   end.outcome = await gateRunStart(run);
   if (end.outcome) return;
   await using workspace = openWorkspace(run);
   // An agent stage that fails still has its work judged and kept.
   end.outcome = await runAgent(run, workspace).catch((error: unknown): Outcome => ({ kind: 'internal_error', reason: error instanceof Error ? error.message : String(error) }));
   end.judgement = await judgeRun(run, workspace, end.outcome);
+  // Without a whole trace the run's record is not to be trusted, and the disk is likely
+  // full: the worktree stays, whether or not a patch got written.
+  const traceFailure = run.traceFailure();
+  if (traceFailure && !workspace.kept) workspace.keep(`the trace could not be written (${traceFailure.code ?? 'write error'})`);
   if (workspace.kept) end.kept = workspace.kept;
 }
 
@@ -72,7 +78,9 @@ async function gateRunStart({ ticket, settings, approver, options, emit }: Run):
 /** The last stage: where everything was kept, the `end` event, and the result folded from the run's events. */
 function recordRun(run: Run, end: RunEnd): RunResult {
   const { outcome } = end;
-  const { status, reason, patch, branch }: Judgement = end.judgement ?? decideStatus(outcome, { ok: true, verdicts: [] }, run.ticket);
+  const judged: Judgement = end.judgement ?? decideStatus(outcome, { ok: true, verdicts: [] }, run.ticket);
+  const { patch, branch } = judged;
+  const stopped = run.traceFailure() !== null;
   run.emit({
     type: 'kept',
     ...(patch ? { patch } : {}),
@@ -80,7 +88,28 @@ function recordRun(run: Run, end: RunEnd): RunResult {
     ...(end.kept ? { worktree: end.kept } : {}),
     ...(existsSync(run.approvalsFile) ? { approvalsNeeded: run.approvalsFile } : {}),
   });
+  // Read after `kept`: a trace that fails on its last lines is as incomplete as any other.
+  const { status, reason } = traceFailedVerdict(run, end, judged, stopped) ?? judged;
   const budget = outcome?.kind === 'budget_exhausted' ? { budget: outcome.exceeded.which } : {};
   run.emit({ type: 'end', status, exitCode: exitCodeOf(status), reason, durationMs: run.now() - run.startedAt, ...budget });
   return runResultOf(run.fold.current());
+}
+
+/**
+ * A run whose trace could not be written ends as an internal error (exit 70): its record is
+ * incomplete. The reason says why, whether the run was stopped for it, and where its work is.
+ */
+function traceFailedVerdict(run: Run, end: RunEnd, judged: Judgement, stopped: boolean): Pick<Judgement, 'status' | 'reason'> | undefined {
+  const failure = run.traceFailure();
+  if (!failure) return undefined;
+  const where = end.kept
+    ? `; the worktree is kept at ${end.kept}`
+    : !end.judgement
+      ? '; nothing was run'
+      : judged.branch
+        ? `; the work was committed to ${judged.branch}`
+        : judged.patch
+          ? `; the patch is ${judged.patch}`
+          : '';
+  return { status: 'internal_error', reason: `${failure.message}${stopped ? '; the run was stopped' : ''}${where}` };
 }

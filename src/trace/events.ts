@@ -82,7 +82,17 @@ const EVENT_SCHEMAS = [
     by: z.enum(['person', 'remembered', 'unattended', 'interrupted']),
     for: z.enum(['once', 'run']).optional(),
   }),
-  event('tool_result', { step: z.number(), id: z.string(), tool: z.string(), isError: z.boolean(), bytes: z.number(), durationMs: z.number() }),
+  event('tool_result', {
+    step: z.number(),
+    id: z.string(),
+    tool: z.string(),
+    isError: z.boolean(),
+    /** The size of the whole output the model got. */
+    bytes: z.number(),
+    durationMs: z.number(),
+    /** The output, redacted and capped (TRACE_OUTPUT_CAP). Optional only so that traces written before it was added still read. */
+    output: z.string().optional(),
+  }),
   event('check', {
     round: z.number(),
     name: z.string(),

@@ -17,7 +17,8 @@ export interface FoldedCall {
   call: string;
   decision?: { effect: 'allow' | 'ask' | 'deny'; rule: string; scope: string; reason: string; source?: string };
   approval?: { approved: boolean; by: EventOf<'approval'>['by']; for?: 'once' | 'run' };
-  result?: { isError: boolean; bytes: number; durationMs: number };
+  /** `output` when the trace carries it (redacted and capped). */
+  result?: { isError: boolean; bytes: number; durationMs: number; output?: string };
 }
 
 /** A check of the last round, as its event tells it (`command` and `timedOut` when the event carries them). */
@@ -213,7 +214,7 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
         break;
       }
       case 'tool_result':
-        callOf(event.id, event.step, event.tool).result = { isError: event.isError, bytes: event.bytes, durationMs: event.durationMs };
+        callOf(event.id, event.step, event.tool).result = { isError: event.isError, bytes: event.bytes, durationMs: event.durationMs, ...(event.output !== undefined ? { output: event.output } : {}) };
         break;
       case 'check': {
         // A new round replaces the last one's results: the run reports its last round.
@@ -285,6 +286,7 @@ export function runResultOf(fold: RunFold): RunResult {
     ...(baseCommit ? { baseCommit } : {}),
     changes: fold.fence?.verdicts ?? [],
     ...(fold.hostChanges && fold.hostChanges.length > 0 ? { hostChanges: fold.hostChanges } : {}),
+    setup: fold.setup,
     checks,
     checkRoundsUsed: fold.checkRoundsUsed,
     toolCalls: fold.toolCalls,

@@ -90,6 +90,7 @@ export function parseTrace(text: string, file: string, options: ReadOptions): Tr
   const result: TraceRead = { file, events: [], skipped: [], cut: false };
   const raw = text.split('\n');
   const last = raw.findLastIndex((line) => line.trim() !== '');
+  let firstProblem: { line: number; problem: LineProblem } | undefined;
   raw.forEach((rawLine, index) => {
     const line = rawLine.trim();
     if (line === '') return;
@@ -109,14 +110,21 @@ export function parseTrace(text: string, file: string, options: ReadOptions): Tr
       throw traceError(file, index + 1, read);
     }
     result.skipped.push(skipped);
-    if (index === last && !text.endsWith('\n')) result.cut = true;
+    const cut = index === last && !text.endsWith('\n');
+    // The start of the writer's first line, cut by a crash, is still a trace's.
+    if (!(cut && line.startsWith('{"v":'))) firstProblem ??= { line: index + 1, problem: read };
+    if (cut) result.cut = true;
   });
+  // Tolerance is for a trace that a crash or a hand cut short, not for any file at all: one
+  // with lines but not a single event (a random file, binary data, another program's JSON)
+  // is refused. An empty file stays a trace: a run whose first line found the disk full.
+  if (result.events.length === 0 && firstProblem !== undefined) throw traceError(file, firstProblem.line, firstProblem.problem, 'not a corral trace');
   return result;
 }
 
-function traceError(file: string, line: number, problem: LineProblem): TraceReadError {
+function traceError(file: string, line: number, problem: LineProblem, what = 'invalid trace line'): TraceReadError {
   const field = problem.field ? ` ${problem.field}:` : '';
-  return new TraceReadError(problem.code, `${file}:${line}: invalid trace line:${field} ${problem.message}`, [
+  return new TraceReadError(problem.code, `${file}:${line}: ${what}:${field} ${problem.message}`, [
     { file, line, column: 1, field: problem.field, message: problem.message, ...(problem.hint ? { hint: problem.hint } : {}) },
   ]);
 }
@@ -125,6 +133,8 @@ function traceError(file: string, line: number, problem: LineProblem): TraceRead
 export async function resolveTraceFile(target: string): Promise<string> {
   const info = await stat(target).catch(() => null);
   if (!info) throw new TraceReadError('trace_missing', `no such run directory or trace file: ${target}`);
+  // Not read at all: a device or a pipe could be endless.
+  if (!info.isDirectory() && !info.isFile()) throw new TraceReadError('trace_unreadable', `${target} is not a file: give a run directory (.corral/runs/<run>) or its trace.jsonl`);
   if (!info.isDirectory()) return target;
   const file = path.join(target, 'trace.jsonl');
   const inside = await stat(file).catch(() => null);

@@ -15,6 +15,15 @@ export interface CheckResult {
   output: string;
 }
 
+/** A setup command as it ran: it failed when it timed out or exited other than 0. */
+export interface SetupResult {
+  name: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  output: string;
+}
+
 export interface CallRecord {
   step: number;
   tool: string;
@@ -49,6 +58,8 @@ export interface RunResult {
   changes: FenceVerdict[];
   /** How the host repository changed during the run (HEAD, refs, config, hooks, index); absent when it did not. */
   hostChanges?: string[];
+  /** The setup commands that ran, in order; a failed one is the last. */
+  setup: SetupResult[];
   checks: CheckResult[];
   checkRoundsUsed: number;
   toolCalls: number;
@@ -98,6 +109,7 @@ export function internalErrorResult(ticket: { id: string; file: string; title?: 
     costUsd: null,
     durationMs,
     changes: [],
+    setup: [],
     checks: [],
     checkRoundsUsed: 0,
     toolCalls: 0,

@@ -23,6 +23,7 @@ export function sampleRun(overrides: Partial<Omit<JsonRunReport, 'ticket'>> & { 
     baseCommit: 'abc123',
     changes: [{ change: { kind: 'modified', path: 'src/a.ts' }, allowed: true }],
     hostChanges: [],
+    setup: [],
     checks: [sampleCheck({ name: 'test' })],
     checkRoundsUsed: 1,
     toolCalls: 6,

@@ -5,6 +5,7 @@ import { loadTickets } from '../../run/load-tickets.js';
 import { toJsonReport } from '../../report/json.js';
 import { createRedactor, secretValues } from '../../text/redact.js';
 import { runTicket } from '../../run/run-ticket.js';
+import { checkDiskSpace } from '../../run/disk-space.js';
 import { internalErrorResult } from '../../trace/result.js';
 import { modelOf } from '../../run/preflight.js';
 import { isReplayModel, replayModelId, replayScriptPath } from '../../ticket/model-id.js';
@@ -45,6 +46,10 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
   const runs = loaded
     .flatMap((l) => (l.ticket ? [{ ticket: l.ticket, settings: l.settings, budgetUsd: l.budgetUsd }] : []))
     .filter((run) => shard === undefined || inShard(run.ticket.id, shard));
+  await checkDiskSpace(
+    runs.map((run) => run.ticket),
+    { jobs, ...(runsDir ? { runsDir, runsDirShown: options.runsDir } : {}) },
+  );
 
   // What corral prints is redacted like its trace: by the host's secret values and by key shape.
   const redact = createRedactor(secretValues(io.env));

@@ -31,7 +31,8 @@ export function terminalResults(kit: ReporterKit): Pick<Reporter, 'onBatchStart'
       table = batch.merged || batch.tickets !== 1;
     },
     onRunEnd(result) {
-      kit.screen.out(`${kit.redact(formatSummary(result, c, kit.cwd))}\n`);
+      const width = kit.stdout.isTTY ? kit.stdout.columns : undefined;
+      kit.screen.out(`${kit.redact(formatSummary(result, c, kit.cwd, { redact: kit.redact, ...(width ? { width } : {}) }))}\n`);
     },
     onSkipped(report) {
       kit.screen.out(`${c.yellow.bold('⊘ SKIPPED')}  ${c.bold(visible(report.ticket.id))}  ${c.dim(visible(report.reason))}\n`);
