@@ -60,8 +60,8 @@ export class CappedOutput {
     if (cut === 0) return Buffer.concat([head, tail]).toString('utf8');
     // The cut may fall inside a multi-byte character; drop its pieces rather than
     // render replacement characters, and count them as cut.
-    const keptHead = withoutTrailingPartialChar(head);
-    const keptTail = withoutLeadingContinuationBytes(tail);
+    const keptHead = withoutTrailingPartialToken(withoutTrailingPartialChar(head));
+    const keptTail = withoutLeadingPartialToken(withoutLeadingContinuationBytes(tail));
     const dropped = head.length - keptHead.length + (tail.length - keptTail.length);
     return keptHead.toString('utf8') + cutMarker(cut + dropped) + keptTail.toString('utf8');
   }
@@ -104,6 +104,28 @@ export function capText(text: string, capBytes: number): string {
   const capped = new CappedOutput(capBytes);
   capped.push(bytes);
   return capped.text();
+}
+
+// A cut inside a word leaves its two ends on either side of the marker: when that word
+// is a secret (a token, a key), neither end can be found by the redaction that runs
+// later, and half a key is still a leak. So the cut moves out to the nearest whitespace
+// on each side, when there is one within a secret's length.
+const TOKEN_WINDOW = 512;
+
+function isSpace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x09 || byte === 0x0d;
+}
+
+function withoutTrailingPartialToken(bytes: Buffer): Buffer {
+  const stop = Math.max(0, bytes.length - TOKEN_WINDOW);
+  for (let i = bytes.length - 1; i >= stop; i--) if (isSpace(bytes[i]!)) return bytes.subarray(0, i + 1);
+  return bytes;
+}
+
+function withoutLeadingPartialToken(bytes: Buffer): Buffer {
+  const stop = Math.min(bytes.length, TOKEN_WINDOW);
+  for (let i = 0; i < stop; i++) if (isSpace(bytes[i]!)) return bytes.subarray(i);
+  return bytes;
 }
 
 function withoutTrailingPartialChar(bytes: Buffer): Buffer {

@@ -37,6 +37,14 @@ describe('CappedOutput', () => {
     expect(text).toBe(`é${cutMarker(10)}é`);
   });
 
+  test('moves the cut out of a word, so no piece of a secret cut in two is kept', () => {
+    const key = `sk-ant-api03-${'Q'.repeat(40)}`;
+    const out = new CappedOutput(30);
+    // Head and tail (15 bytes each) both end inside the key.
+    out.push(Buffer.from(`log: ${key} done`));
+    expect(out.text()).toBe(`log: ${cutMarker(key.length)} done`);
+  });
+
   test('decodes invalid UTF-8 leniently', () => {
     const out = new CappedOutput(100);
     out.push(Buffer.from([0x61, 0xff, 0x62]));
