@@ -58,12 +58,18 @@ async function answer(run: Run, workspace: Workspace, request: LoopRequest): Pro
   switch (request.kind) {
     case 'tool': {
       const output = await pipeline.run(request.use, request.step, workspace.toolContext(request.signal));
+      if (pipeline.halted !== undefined) return { output, blocked: pipeline.halted };
       const limit = run.settings.maxRefusalsInARow.value;
       if (pipeline.refusalsInARow < limit) return { output };
       return { output, blocked: `${pipeline.refusalsInARow} calls in a row were denied or refused (limit ${limit}); stopping instead of burning the budget` };
     }
-    case 'stop':
-      return pipeline.hooks('Stop', { stop_hook_active: request.active }, request.signal, request.step);
+    case 'stop': {
+      const stop = await pipeline.hooks('Stop', { stop_hook_active: request.active }, request.signal, request.step);
+      if (pipeline.halted !== undefined) return { blocked: true, reason: stop.reason, halt: pipeline.halted };
+      // Claude Code: a Stop hook's additionalContext keeps the turn going, as feedback.
+      if (!stop.blocked && stop.context !== undefined) return { blocked: true, reason: stop.context.join('\n\n') };
+      return stop;
+    }
     case 'checks': {
       const checks = await runChecks(run.ticket.checks, workspace.commands, request.round, run.emit, request.signal);
       const passed = checks.every((check) => check.passed);

@@ -67,6 +67,16 @@ export interface Run {
   warn(message: string): void;
 }
 
+/** The values of the variables hooks take from corral's environment (`env_from_host`) that are not already secrets. */
+function hookHostValues(settings: Settings, env: NodeJS.ProcessEnv, secrets: SecretValue[]): SecretValue[] {
+  const names = new Set(Object.values(settings.hooks ?? {}).flatMap((groups) => (groups ?? []).flatMap((group) => group.hooks.flatMap((hook) => hook.env_from_host ?? []))));
+  return [...names].flatMap((name) => {
+    const value = env[name];
+    // As for secret-named variables: a short value is too likely to occur by chance.
+    return value !== undefined && value.length >= 8 && !secrets.some((secret) => secret.name === name) ? [{ name, value }] : [];
+  });
+}
+
 export function makeRunId(ticketId: string, now: number): string {
   const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').replace('T', '-');
   return `${ticketId}-${stamp}-${randomBytes(2).toString('hex')}`;
@@ -93,7 +103,8 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
   await mkdir(runDir, { recursive: true });
   if (!options.runsDir) await writeFile(path.join(ticket.repo, '.corral', '.gitignore'), '# run records of corral; never committed\n*\n');
   const secrets = secretValues(options.env);
-  const redact = createRedactor(secrets);
+  // What hooks get from corral's environment by name is as secret as a key: redacted too.
+  const redact = createRedactor([...secrets, ...hookHostValues(settings, options.env, secrets)]);
   const traceFile = path.join(runDir, 'trace.jsonl');
   const fold = createRunFold();
   const emit = foldAndFanOut(fold, createTraceWriter(traceFile, runId, ticket.id, redact, now), options.onEvent ?? (() => undefined));

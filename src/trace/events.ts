@@ -71,7 +71,22 @@ const EVENT_SCHEMAS = [
     costUsd: z.number().nullable().optional(),
   }),
   event('tool_call', { step: z.number(), id: z.string(), tool: z.string(), input: z.unknown() }),
-  event('hook', { step: z.number(), event: z.string(), command: z.string(), exitCode: z.number().nullable(), timedOut: z.boolean(), durationMs: z.number(), blocked: z.boolean(), stderr: z.string() }),
+  event('hook', {
+    step: z.number(),
+    event: z.string(),
+    command: z.string(),
+    exitCode: z.number().nullable(),
+    timedOut: z.boolean(),
+    durationMs: z.number(),
+    blocked: z.boolean(),
+    stderr: z.string(),
+    /** The whole new input a PreToolUse hook answered with; the call's own input stays on `tool_call`. */
+    updatedInput: z.unknown().optional(),
+    /** What the hook handed the model with the call's result. */
+    additionalContext: z.string().optional(),
+    /** The hook answered `continue: false`, with this reason ('' without one): the run ended. */
+    stopReason: z.string().optional(),
+  }),
   event('decision', { step: z.number(), id: z.string(), tool: z.string(), ...decided, commands: z.array(z.array(z.string())), paths: z.array(z.string()) }),
   event('approval', {
     step: z.number(),
