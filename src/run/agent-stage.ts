@@ -1,3 +1,4 @@
+import { loadInstructions, type Instructions } from '../agent/instructions.js';
 import { agentLoop, type LoopAnswer, type LoopRequest } from '../agent/loop.js';
 import { buildSystemPrompt, buildTaskMessage } from '../agent/system-prompt.js';
 import { sandboxConfinement } from '../guard/sandbox/sandbox.js';
@@ -24,10 +25,10 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
       if (failed) return failed;
       workspace.maskSecrets();
     }
-    const confinement = await sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH);
+    const [confinement, instructions] = await Promise.all([sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH), readInstructions(run)]);
     const loop = agentLoop({
       model: run.model,
-      system: buildSystemPrompt(ticket, confinement),
+      system: buildSystemPrompt(ticket, confinement, instructions),
       taskMessage: buildTaskMessage(ticket),
       tools: toolSpecs(),
       meter: run.meter,
@@ -76,6 +77,26 @@ async function answer(run: Run, workspace: Workspace, request: LoopRequest): Pro
       run.emit({ type: 'check_round', round: request.round, passed });
       return { passed, feedback: passed ? '' : formatCheckFeedback(checks, request.round, run.ticket.checkRounds) };
     }
+  }
+}
+
+/**
+ * The repository's AGENTS.md and CLAUDE.md at the base commit, unless the ticket turned
+ * them off; which were used is recorded. They only advise the model, so one that cannot
+ * be read is a warning, not a failed run.
+ */
+async function readInstructions(run: Run): Promise<Instructions | undefined> {
+  if (run.ticket.instructions === false) {
+    run.emit({ type: 'instructions', files: [], omitted: [], off: true });
+    return undefined;
+  }
+  try {
+    const instructions = await loadInstructions(run.ticket.repo, run.baseCommit, run.ticket.allow);
+    run.emit({ type: 'instructions', files: instructions.files.map(({ path, bytes, cut }) => ({ path, bytes, cut })), omitted: instructions.omitted });
+    return instructions;
+  } catch (error) {
+    run.warn(`could not read the repository's AGENTS.md and CLAUDE.md; the run goes on without them: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
   }
 }
 

@@ -49,6 +49,14 @@ const EVENT_SCHEMAS = [
     trace: z.string().optional(),
   }),
   event('run_gate', { ...decided, approved: z.boolean().optional() }),
+  /** The repository's AGENTS.md and CLAUDE.md files the system prompt carries (older traces have none). */
+  event('instructions', {
+    files: z.array(z.object({ path: z.string(), bytes: z.number(), cut: z.boolean() })),
+    /** Found, but left out whole: the size bound was reached before them. */
+    omitted: z.array(z.string()),
+    /** The ticket turned them off (`instructions: false`). */
+    off: z.boolean().optional(),
+  }),
   event('worktree', { dir: z.string(), baseCommit: z.string() }),
   event('sandbox', {
     kind: z.enum(['bwrap', 'none']),
