@@ -95,6 +95,8 @@ interface Call {
   hookAsk?: string;
   /** The input a PreToolUse hook's `updatedInput` gave, validated: what runs, once judged again. */
   updated?: ValidCall;
+  /** The facts of what runs (the rewrite's, when a hook rewrote the call), for the approver and the process group. */
+  runFacts?: Verdict['facts'];
   /** What hooks handed the model with `additionalContext`, added to the call's result. */
   context: { event: HookEvent; text: string }[];
   answer?: ApprovalAnswer;
@@ -219,6 +221,7 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
       const rewritten = await judgeValidCall(site.guard, call.updated);
       const stricter = STRICTNESS[call.judged.verdict.decision.effect] > STRICTNESS[rewritten.verdict.decision.effect] ? call.judged : rewritten;
       call.judged = { verdict: stricter.verdict, ...(rewritten.valid ? { valid: rewritten.valid } : {}) };
+      call.runFacts = rewritten.verdict.facts;
     }
     let decision = call.judged.verdict.decision;
     // A hook that answers "ask" tightens an allow; it never loosens a deny.
@@ -251,7 +254,7 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
       return;
     }
     const { tool, input } = valid;
-    const facts = call.judged!.verdict.facts;
+    const facts = call.runFacts ?? call.judged!.verdict.facts;
     try {
       call.output = await tool.execute(input, staysInProcessGroup(facts) ? { ...context, staysInGroup: true } : context);
     } catch (error) {
@@ -299,7 +302,8 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
 }
 
 async function askApprover(site: PipelineSite, call: Call): Promise<ApprovalAnswer> {
-  const facts = call.judged!.verdict.facts;
+  // A person approves what would run: a hook's rewrite, when there is one.
+  const facts = call.runFacts ?? call.judged!.verdict.facts;
   try {
     return await site.approver.ask(
       {

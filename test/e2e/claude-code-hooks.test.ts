@@ -234,6 +234,26 @@ describe('Claude Code hooks, unchanged', () => {
     expect(stop.events.filter((e) => e.type === 'check')).toEqual([]);
   });
 
+  it("a Stop hook's additionalContext keeps the agent going, as Claude Code's does", async () => {
+    const once = path.join(tempDir('corral-cc-stop-'), 'asked');
+    const stopHook = `cat >/dev/null; if [ ! -e '${once}' ]; then touch '${once}'; echo '{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"also add a line to CHANGES.md"}}'; fi`;
+    const { report, run, events } = await runTicket(
+      { 'corral.yaml': hooksYaml([{ event: 'Stop', command: stopHook }]), 'src/.keep': '' },
+      'task: t\nallow: ["src/**", "CHANGES.md"]\nsandbox: none\n',
+      [
+        '  - tools:',
+        '      - Write: {file_path: src/a.txt, content: "a\\n"}',
+        '  - text: Done.',
+        '  - tools:',
+        '      - Write: {file_path: CHANGES.md, content: "- added a\\n"}',
+        '  - text: Done, with the changelog.',
+      ],
+    );
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(report.changes.map((c: any) => c.change.path).sort()).toEqual(['CHANGES.md', 'src/a.txt']);
+    expect(events.filter((e) => e.type === 'hook' && e.event === 'Stop').map((e) => e.additionalContext)).toEqual(['also add a line to CHANGES.md', undefined]);
+  });
+
   it('a hook gets the host variables it names in env_from_host; the agent never sees them, nor does the trace', async () => {
     const token = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
     const log = path.join(tempDir('corral-cc-log-'), 'hook-env.txt');
