@@ -18,6 +18,8 @@ const MAX_TOKENS = 8_192;
 export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome> {
   const { ticket, options } = run;
   let outcome: Outcome;
+  // Read from the base commit while setup runs: nothing setup does can change them.
+  const instructionsRead = readInstructions(run);
   try {
     if (ticket.setup.length > 0) {
       const workspace = await pending.ready;
@@ -25,7 +27,7 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
       if (failed) return failed;
       workspace.maskSecrets();
     }
-    const [confinement, instructions] = await Promise.all([sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH), readInstructions(run)]);
+    const [confinement, instructions] = await Promise.all([sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH), instructionsRead]);
     const loop = agentLoop({
       model: run.model,
       system: buildSystemPrompt(ticket, confinement, instructions),
@@ -48,6 +50,8 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
     // Whatever ended the loop (an interrupt included), the workspace is made or has failed
     // before the result is judged.
     await pending.ready.catch(() => undefined);
+    // Its event belongs before the run's end, however the stage ended (it never throws).
+    await instructionsRead;
   }
   // A workspace that could not be made is the run's failure, not the loop's interruption.
   await pending.ready;
