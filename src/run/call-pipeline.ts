@@ -139,7 +139,9 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
         site.onBrokenHook(event, run.command, run.timedOut ? 'timed out and was killed' : run.exitCode === null ? 'could not run' : `exited ${run.exitCode}`);
       }
     }
-    if (outcome.halt !== undefined) halted ??= `the ${event} hook \`${outcome.runs.at(-1)?.command ?? ''}\` stopped the run (continue: false): ${outcome.halt}`;
+    // The hook's command is in its trace event; the reason says what it said.
+    const stopper = outcome.runs.find((run) => run.halt !== undefined);
+    if (stopper !== undefined) halted ??= `a ${event} hook stopped the run (continue: false)${stopper.halt ? `: ${stopper.halt}` : ''}`;
     return outcome;
   };
 
