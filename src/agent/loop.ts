@@ -65,6 +65,8 @@ export interface ToolAnswer {
 export interface StopAnswer {
   blocked: boolean;
   reason: string;
+  /** A hook answered `continue: false`: the run ends, blocked, for this reason. */
+  halt?: string;
 }
 
 export type LoopAnswer = ToolAnswer | StopAnswer | CheckRound;
@@ -179,6 +181,7 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
     const stop = (yield { kind: 'stop', active: stopHookActive, step, signal }) as StopAnswer;
     const afterStop = stopped();
     if (afterStop) return afterStop;
+    if (stop.halt !== undefined) return { kind: 'blocked', reason: stop.halt, finalText };
     // At most once in a row: a stop that follows a blocked one goes on to the checks.
     if (stop.blocked && !stopHookActive) {
       stopHookActive = true;

@@ -1,10 +1,11 @@
 import type { Ticket } from '../ticket/types.js';
+import { INSTRUCTIONS_MAX_BYTES, type Instructions } from './instructions.js';
 
 /**
  * The stable prefix of every request (cached by the API), so it holds only what stays
  * the same for the whole run.
  */
-export function buildSystemPrompt(ticket: Pick<Ticket, 'allow' | 'forbid' | 'checks' | 'title'>, sandbox?: { network: boolean }): string {
+export function buildSystemPrompt(ticket: Pick<Ticket, 'allow' | 'forbid' | 'checks' | 'title'>, sandbox?: { network: boolean }, instructions?: Instructions): string {
   // Said up front, so the model does not spend steps finding out that a cache write or a download fails.
   // Without a sandbox, /tmp is the machine's and writing there is asked; $TMPDIR is the run's own.
   const confined = sandbox
@@ -26,7 +27,26 @@ How to work:
 - Make the smallest change that does the task, with a test that shows it works.
 - A refused tool call is a rule, not a glitch: do not repeat it; find another way.
 - When you are done, reply without tool calls and summarise what you changed.
-- In that final message, list problems you noticed outside the task, one per line, each starting with "QUEUE:".`;
+- In that final message, list problems you noticed outside the task, one per line, each starting with "QUEUE:".${formatInstructions(instructions)}`;
+}
+
+/**
+ * The repository's AGENTS.md and CLAUDE.md files, each labelled with its path, after
+ * corral's own rules (which win where they differ: the fence is enforced, not advised).
+ */
+function formatInstructions(instructions: Instructions | undefined): string {
+  if (instructions === undefined || (instructions.files.length === 0 && instructions.omitted.length === 0)) return '';
+  const kib = INSTRUCTIONS_MAX_BYTES / 1024;
+  const files = instructions.files.map((file) => {
+    const cut = file.cut ? `\n[Cut here: the file is ${file.bytes} bytes and the instructions are kept under ${kib} KiB. Read ${file.path} for the rest.]` : '';
+    return `<instructions path="${file.path}">\n${file.text.replace(/\n+$/, '')}${cut}\n</instructions>`;
+  });
+  const omitted = instructions.omitted.length > 0 ? `\n\n[Left out to keep the instructions under ${kib} KiB: ${instructions.omitted.join(', ')}. Read them if they concern your change.]` : '';
+  return `
+
+The repository's instructions for agents follow (AGENTS.md and CLAUDE.md files), root first: a file nearer to the code you change applies there before the ones above it. Follow them where they do not conflict with the rules above.
+
+${files.join('\n\n')}${omitted}`;
 }
 
 /** The first user message: the task itself. */

@@ -6,9 +6,11 @@ import { z } from 'zod';
 export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'Stop'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
-export const DEFAULT_TIMEOUT_SECONDS = 60;
+// Claude Code's default for a command hook since 2.1.3 (it was 60 before).
+export const DEFAULT_TIMEOUT_SECONDS = 600;
 const MAX_TIMEOUT_SECONDS = 600;
 const NOT_BLANK = /\S/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const matcher = z
   .string()
@@ -40,6 +42,10 @@ export const commandHookSchema = z.strictObject({
     .max(MAX_TIMEOUT_SECONDS)
     .optional()
     .meta({ description: 'Seconds before the hook and everything it started are killed.', default: DEFAULT_TIMEOUT_SECONDS }),
+  env_from_host: z
+    .array(z.string().regex(ENV_NAME, { error: (issue) => `\`${String(issue.input)}\` is not an environment variable name` }))
+    .optional()
+    .meta({ description: "Names of variables of corral's own environment this hook gets (a token it needs); the agent's tools never see them. corral's own field, not Claude Code's." }),
 });
 
 export const hookGroupSchema = z.strictObject({

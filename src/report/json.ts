@@ -13,7 +13,7 @@ export interface TicketRef {
 
 // Facts a run may not have. In a RunResult they are left out; in a report line they are
 // always there, as null or [], so every documented field can be read without a guard.
-type MaybeAbsent = 'ticket' | 'budgetExhausted' | 'baseCommit' | 'hostChanges' | 'approvalsNeeded' | 'patch' | 'branch' | 'sandbox' | 'worktree';
+type MaybeAbsent = 'ticket' | 'budgetExhausted' | 'baseCommit' | 'hostChanges' | 'approvalsNeeded' | 'patch' | 'branch' | 'sandbox' | 'worktree' | 'instructions';
 
 /** The machine-readable report of one run: the summary's facts, secrets redacted (schema/report.schema.json). */
 export type JsonRunReport = { corral: typeof REPORT_VERSION; type: 'run' } & Omit<RunResult, MaybeAbsent> & {
@@ -26,6 +26,7 @@ export type JsonRunReport = { corral: typeof REPORT_VERSION; type: 'run' } & Omi
     branch: string | null;
     sandbox: 'bwrap' | 'none' | null;
     worktree: string | null;
+    instructions: string[];
   };
 
 export function ticketRef(ticket: { id: string; file: string; title?: string | null | undefined }): TicketRef {
@@ -65,6 +66,7 @@ export function toJsonReport(result: RunResult, redact?: Redactor): JsonRunRepor
     branch: result.branch ?? null,
     sandbox: result.sandbox ?? null,
     worktree: result.worktree ?? null,
+    instructions: result.instructions ?? [],
     warnings: result.warnings,
   };
   return redactValue(report, redact);
@@ -79,6 +81,7 @@ const ABSENT_AS: Record<Exclude<MaybeAbsent, 'ticket'>, null | []> = {
   branch: null,
   sandbox: null,
   worktree: null,
+  instructions: [],
 };
 
 /**

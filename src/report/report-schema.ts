@@ -109,6 +109,7 @@ export const runLineSchema = z
     branch: maybeString('The branch the changes were committed to; null when none was made.'),
     sandbox: z.enum(['bwrap', 'none']).nullable().meta({ description: 'What commands ran in; null when no command ran.' }),
     worktree: maybeString('Where the worktree was kept (--keep); null when it was removed.'),
+    instructions: z.array(z.string()).meta({ description: 'The AGENTS.md and CLAUDE.md files the system prompt carried, repository-relative (`path (cut)` when only its start fitted); [] when none.' }),
     warnings: z.array(z.string()).meta({ description: 'Things that went wrong without changing the outcome.' }),
   })
   .meta({ title: 'run', description: 'A ticket that ran.' });

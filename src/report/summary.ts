@@ -49,7 +49,7 @@ export function formatDuration(ms: number): string {
 }
 
 // A run's facts as a RunResult leaves them out and as a report line gives them: null.
-type MaybeNull = 'ticket' | 'budgetExhausted' | 'baseCommit' | 'hostChanges' | 'approvalsNeeded' | 'patch' | 'branch' | 'sandbox' | 'worktree';
+type MaybeNull = 'ticket' | 'budgetExhausted' | 'baseCommit' | 'hostChanges' | 'approvalsNeeded' | 'patch' | 'branch' | 'sandbox' | 'worktree' | 'instructions';
 /** A RunResult or a report line (JsonRunReport): the summary reads both. */
 export type SummaryInput = Omit<RunResult, MaybeNull> & { ticket: { id: string; file: string; title?: string | null | undefined } } & {
   [K in Exclude<MaybeNull, 'ticket'>]?: RunResult[K] | null;
@@ -80,6 +80,8 @@ export function formatSummary(result: SummaryInput, c: ChalkInstance, cwd: strin
   const cache = tokens > 0 && cached > 0 ? ` (${Math.round((cached / tokens) * 100)}% cached)` : '';
   const cost = result.costUsd === null ? 'cost unknown' : `$${result.costUsd.toFixed(4)}`;
   lines.push(`  ${c.dim('spent')}    ${result.steps} steps · ${formatCount(tokens)} tokens${cache} · ${cost} · ${formatDuration(result.durationMs)} · ${isReplayModel(result.model) ? replayModelId(rel(replayScriptPath(result.model))) : result.model}`);
+  // Which of the repository's AGENTS.md and CLAUDE.md the model was given.
+  if (result.instructions && result.instructions.length > 0) lines.push(`  ${c.dim('read')}     ${result.instructions.map(visible).join(', ')}`);
 
   if (result.changes.length === 0) lines.push(`  ${c.dim('changes')}  none`);
   else {

@@ -1,3 +1,4 @@
+import { loadInstructions, type Instructions } from '../agent/instructions.js';
 import { agentLoop, type LoopAnswer, type LoopRequest } from '../agent/loop.js';
 import { buildSystemPrompt, buildTaskMessage } from '../agent/system-prompt.js';
 import { sandboxConfinement } from '../guard/sandbox/sandbox.js';
@@ -17,6 +18,8 @@ const MAX_TOKENS = 8_192;
 export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome> {
   const { ticket, options } = run;
   let outcome: Outcome;
+  // Read from the base commit while setup runs: nothing setup does can change them.
+  const instructionsRead = readInstructions(run);
   try {
     if (ticket.setup.length > 0) {
       const workspace = await pending.ready;
@@ -24,10 +27,10 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
       if (failed) return failed;
       workspace.maskSecrets();
     }
-    const confinement = await sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH);
+    const [confinement, instructions] = await Promise.all([sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH), instructionsRead]);
     const loop = agentLoop({
       model: run.model,
-      system: buildSystemPrompt(ticket, confinement),
+      system: buildSystemPrompt(ticket, confinement, instructions),
       taskMessage: buildTaskMessage(ticket),
       tools: toolSpecs(),
       meter: run.meter,
@@ -47,6 +50,8 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
     // Whatever ended the loop (an interrupt included), the workspace is made or has failed
     // before the result is judged.
     await pending.ready.catch(() => undefined);
+    // Its event belongs before the run's end, however the stage ended (it never throws).
+    await instructionsRead;
   }
   // A workspace that could not be made is the run's failure, not the loop's interruption.
   await pending.ready;
@@ -58,18 +63,44 @@ async function answer(run: Run, workspace: Workspace, request: LoopRequest): Pro
   switch (request.kind) {
     case 'tool': {
       const output = await pipeline.run(request.use, request.step, workspace.toolContext(request.signal));
+      if (pipeline.halted !== undefined) return { output, blocked: pipeline.halted };
       const limit = run.settings.maxRefusalsInARow.value;
       if (pipeline.refusalsInARow < limit) return { output };
       return { output, blocked: `${pipeline.refusalsInARow} calls in a row were denied or refused (limit ${limit}); stopping instead of burning the budget` };
     }
-    case 'stop':
-      return pipeline.hooks('Stop', { stop_hook_active: request.active }, request.signal, request.step);
+    case 'stop': {
+      const stop = await pipeline.hooks('Stop', { stop_hook_active: request.active }, request.signal, request.step);
+      if (pipeline.halted !== undefined) return { blocked: true, reason: stop.reason, halt: pipeline.halted };
+      // Claude Code: a Stop hook's additionalContext keeps the turn going, as feedback.
+      if (!stop.blocked && stop.context !== undefined) return { blocked: true, reason: stop.context.join('\n\n') };
+      return stop;
+    }
     case 'checks': {
       const checks = await runChecks(run.ticket.checks, workspace.commands, request.round, run.emit, request.signal);
       const passed = checks.every((check) => check.passed);
       run.emit({ type: 'check_round', round: request.round, passed });
       return { passed, feedback: passed ? '' : formatCheckFeedback(checks, request.round, run.ticket.checkRounds) };
     }
+  }
+}
+
+/**
+ * The repository's AGENTS.md and CLAUDE.md at the base commit, unless the ticket turned
+ * them off; which were used is recorded. They only advise the model, so one that cannot
+ * be read is a warning, not a failed run.
+ */
+async function readInstructions(run: Run): Promise<Instructions | undefined> {
+  if (run.ticket.instructions === false) {
+    run.emit({ type: 'instructions', files: [], omitted: [], off: true });
+    return undefined;
+  }
+  try {
+    const instructions = await loadInstructions(run.ticket.repo, run.baseCommit, run.ticket.allow);
+    run.emit({ type: 'instructions', files: instructions.files.map(({ path, bytes, cut }) => ({ path, bytes, cut })), omitted: instructions.omitted });
+    return instructions;
+  } catch (error) {
+    run.warn(`could not read the repository's AGENTS.md and CLAUDE.md; the run goes on without them: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
   }
 }
 

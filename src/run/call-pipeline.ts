@@ -8,7 +8,7 @@ import { refusalText } from '../guard/refusal.js';
 import type { HookEvent, HooksConfig } from '../policy/hooks-schema.js';
 import type { Decision } from '../policy/types.js';
 import { parseToolCall } from '../tools/index.js';
-import type { ToolContext, ToolDefinition } from '../tools/types.js';
+import type { ToolContext, ToolDefinition, ToolOutput as ToolResultOutput } from '../tools/types.js';
 import type { EmitEvent } from '../trace/events.js';
 import { traceOutput } from '../trace/write.js';
 import { redactSecrets, type Redactor } from '../text/redact.js';
@@ -97,8 +97,14 @@ interface Call {
   decision?: Decision;
   /** A PreToolUse hook's "ask", which tightens an allow. */
   hookAsk?: string;
+  /** The input a PreToolUse hook's `updatedInput` gave, validated: what runs, once judged again. */
+  updated?: ValidCall;
+  /** The facts of what runs (the rewrite's, when a hook rewrote the call), for the approver and the process group. */
+  runFacts?: Verdict['facts'];
+  /** What hooks handed the model with `additionalContext`, added to the call's result. */
+  context: { event: HookEvent; text: string }[];
   answer?: ApprovalAnswer;
-  output?: ToolOutput;
+  output?: ToolResultOutput;
   /** Refused or cut short: no later phase runs. */
   ended?: boolean;
 }
@@ -111,11 +117,14 @@ export interface CallPipeline {
   hooks(event: HookEvent, payload: HookPayload, signal: AbortSignal, step: number): Promise<HookOutcome>;
   /** Denied or refused calls in a row; an allowed call resets it, an invalid one (a model's slip) counts neither way. */
   readonly refusalsInARow: number;
+  /** Why a hook answered `continue: false` during a call, once one has: the run ends, blocked. */
+  readonly halted: string | undefined;
 }
 
 export function createCallPipeline(site: PipelineSite): CallPipeline {
   const { emit } = site;
   let refusalsInARow = 0;
+  let halted: string | undefined;
 
   const hooks = async (event: HookEvent, payload: HookPayload, signal: AbortSignal, step: number): Promise<HookOutcome> => {
     if (!hasHooksFor(site.hooks, event, payload.tool_name)) return { blocked: false, reason: '', runs: [] };
@@ -128,12 +137,16 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     }
     const outcome = await runHooks(site.hooks, event, payload, site.hookSite(signal));
     for (const run of outcome.runs) {
+      const said = { ...(run.updatedInput !== undefined ? { updatedInput: run.updatedInput } : {}), ...(run.context !== undefined ? { additionalContext: run.context } : {}), ...(run.halt !== undefined ? { stopReason: run.halt } : {}) };
       // Redacted before it is cut: a secret cut in two could no longer be found by the trace writer.
-      emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2, stderr: (site.redact ?? redactSecrets)(run.stderr).slice(0, 2000) });
+      emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2, stderr: (site.redact ?? redactSecrets)(run.stderr).slice(0, 2000), ...said });
       if (run.exitCode !== 0 && run.exitCode !== 2 && !signal.aborted) {
         site.onBrokenHook(event, run.command, run.timedOut ? 'timed out and was killed' : run.exitCode === null ? 'could not run' : `exited ${run.exitCode}`);
       }
     }
+    // The hook's command is in its trace event; the reason says what it said.
+    const stopper = outcome.runs.find((run) => run.halt !== undefined);
+    if (stopper !== undefined) halted ??= `a ${event} hook stopped the run (continue: false)${stopper.halt ? `: ${stopper.halt}` : ''}`;
     return outcome;
   };
 
@@ -184,12 +197,23 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
   };
 
   // 2. A hook runs first and can only tighten: passing it still leaves the guard to decide.
+  // It sees the validated input with absolute paths; an `updatedInput` it answers is
+  // validated here and judged by the guard with the original (phase 3).
   const preHooks: Phase = async (call) => {
-    const pre = await hooks('PreToolUse', { tool_name: call.use.name, tool_input: call.use.input }, call.signal, call.step);
+    const pre = await hooks('PreToolUse', { tool_name: call.use.name, tool_input: call.valid!.input, tool_use_id: call.use.id }, call.signal, call.step);
+    for (const text of pre.context ?? []) call.context.push({ event: 'PreToolUse', text });
+    const rule = 'hook.PreToolUse' satisfies BuiltInRule;
     // An interrupt kills a hook before it could block: the call must not run on its silence.
     if (call.signal.aborted) call.decision = { effect: 'deny', rule: 'run.interrupted' satisfies BuiltInRule, scope: 'baseline', reason: 'the run was interrupted before the call could be judged' };
-    else if (pre.blocked) call.decision = { effect: 'deny', rule: 'hook.PreToolUse' satisfies BuiltInRule, scope: 'hook', reason: pre.reason };
-    else if (pre.ask !== undefined) call.hookAsk = pre.ask;
+    else if (pre.blocked) call.decision = { effect: 'deny', rule, scope: 'hook', reason: pre.reason };
+    else {
+      if (pre.ask !== undefined) call.hookAsk = pre.ask;
+      if (pre.updatedInput !== undefined) {
+        const checked = validateCall(call.use.name, pre.updatedInput);
+        if ('verdict' in checked) call.decision = { effect: 'deny', rule, scope: 'hook', reason: `the PreToolUse hook's updatedInput is not a valid ${call.use.name} call: ${checked.invalid ?? checked.verdict.decision.reason}` };
+        else call.updated = checked;
+      }
+    }
     if (call.decision === undefined) return;
     note(call, 'decision');
     refuse(call);
@@ -198,6 +222,14 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
   // 3. The guard, through the one judge every command shares.
   const judge: Phase = async (call) => {
     call.judged = await judgeValidCall(site.guard, call.valid!);
+    if (call.updated !== undefined) {
+      // A hook's rewrite is judged like the model's call, and never loosens it: the
+      // stricter verdict of the two stands (a deny stays a deny), and what runs is the rewrite.
+      const rewritten = await judgeValidCall(site.guard, call.updated);
+      const stricter = STRICTNESS[call.judged.verdict.decision.effect] > STRICTNESS[rewritten.verdict.decision.effect] ? call.judged : rewritten;
+      call.judged = { verdict: stricter.verdict, ...(rewritten.valid ? { valid: rewritten.valid } : {}) };
+      call.runFacts = rewritten.verdict.facts;
+    }
     let decision = call.judged.verdict.decision;
     // A hook that answers "ask" tightens an allow; it never loosens a deny.
     if (call.hookAsk !== undefined && decision.effect === 'allow') decision = { effect: 'ask', rule: 'hook.PreToolUse' satisfies BuiltInRule, scope: 'hook', reason: call.hookAsk };
@@ -222,8 +254,14 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
       call.ended = true;
       return;
     }
-    const { tool, input } = call.judged!.valid!;
-    const facts = call.judged!.verdict.facts;
+    const valid = call.judged!.valid;
+    if (valid === undefined) {
+      call.output = { content: 'The call could not be judged; it was not run.', isError: true };
+      call.ended = true;
+      return;
+    }
+    const { tool, input } = valid;
+    const facts = call.runFacts ?? call.judged!.verdict.facts;
     try {
       call.output = await tool.execute(input, staysInProcessGroup(facts) ? { ...context, staysInGroup: true } : context);
     } catch (error) {
@@ -231,10 +269,14 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     }
   };
 
-  // 6. PostToolUse hooks see the result; a blocking one adds its feedback to it.
+  // 6. PostToolUse hooks see the result in the tool's own shape; a blocking one adds its
+  // feedback to it.
   const postHooks: Phase = async (call) => {
     const output = call.output!;
-    const post = await hooks('PostToolUse', { tool_name: call.use.name, tool_input: call.use.input, tool_response: { output: output.content, is_error: output.isError } }, call.signal, call.step);
+    const input = call.judged?.valid?.input ?? call.valid!.input;
+    const response = output.response ?? { error: output.content };
+    const post = await hooks('PostToolUse', { tool_name: call.use.name, tool_input: input, tool_use_id: call.use.id, tool_response: response }, call.signal, call.step);
+    for (const text of post.context ?? []) call.context.push({ event: 'PostToolUse', text });
     if (post.blocked) call.output = { ...output, content: `${output.content}\n\n[PostToolUse hook] ${post.reason}` };
   };
 
@@ -242,24 +284,33 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
 
   return {
     async run(use, step, context) {
-      const call: Call = { step, use, signal: context.signal, started: performance.now() };
+      const call: Call = { step, use, signal: context.signal, started: performance.now(), context: [] };
       note(call, 'start');
       for (const phase of PHASES) {
         await phase(call, context);
         if (call.ended) break;
       }
+      // The hooks' additionalContext goes to the model with the result, as Claude Code hands it on.
+      if (call.context.length > 0) {
+        const added = call.context.map(({ event, text }) => `[${event} hook context] ${text}`).join('\n\n');
+        call.output = { ...call.output!, content: `${call.output!.content}\n\n${added}` };
+      }
       note(call, 'result');
-      return call.output!;
+      return { content: call.output!.content, isError: call.output!.isError };
     },
     hooks,
     get refusalsInARow() {
       return refusalsInARow;
     },
+    get halted() {
+      return halted;
+    },
   };
 }
 
 async function askApprover(site: PipelineSite, call: Call): Promise<ApprovalAnswer> {
-  const facts = call.judged!.verdict.facts;
+  // A person approves what would run: a hook's rewrite, when there is one.
+  const facts = call.runFacts ?? call.judged!.verdict.facts;
   try {
     return await site.approver.ask(
       {
@@ -279,6 +330,9 @@ async function askApprover(site: PipelineSite, call: Call): Promise<ApprovalAnsw
     return { approved: false, by: 'person' };
   }
 }
+
+/** How strict each effect is: the stricter of two verdicts on one call stands. */
+const STRICTNESS: Record<Decision['effect'], number> = { allow: 0, ask: 1, deny: 2 };
 
 /** The parsed commands and resolved paths a decision was made from, as the trace records them. */
 function decisionFacts(verdict: Verdict | undefined): { commands: string[][]; paths: string[] } {

@@ -73,6 +73,16 @@ export interface Run {
   traceFailure(): TraceWriteFailure | null;
 }
 
+/** The values of the variables hooks take from corral's environment (`env_from_host`) that are not already secrets. */
+function hookHostValues(settings: Settings, env: NodeJS.ProcessEnv, secrets: SecretValue[]): SecretValue[] {
+  const names = new Set(Object.values(settings.hooks ?? {}).flatMap((groups) => (groups ?? []).flatMap((group) => group.hooks.flatMap((hook) => hook.env_from_host ?? []))));
+  return [...names].flatMap((name) => {
+    const value = env[name];
+    // As for secret-named variables: a short value is too likely to occur by chance.
+    return value !== undefined && value.length >= 8 && !secrets.some((secret) => secret.name === name) ? [{ name, value }] : [];
+  });
+}
+
 export function makeRunId(ticketId: string, now: number): string {
   const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').replace('T', '-');
   return `${ticketId}-${stamp}-${randomBytes(2).toString('hex')}`;
@@ -105,7 +115,8 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
   }
   // Claude Code's `env` may set a secret too: its value is redacted like the host's.
   const secrets = secretValues({ ...Object.fromEntries(Object.entries(settings.env).map(([name, sourced]) => [name, sourced.value])), ...options.env });
-  const redact = createRedactor(secrets);
+  // What hooks get from corral's environment by name is as secret as a key: redacted too.
+  const redact = createRedactor([...secrets, ...hookHostValues(settings, options.env, secrets)]);
   const traceFile = path.join(runDir, 'trace.jsonl');
   const fold = createRunFold();
   // A run that can no longer be recorded stops at once, the way an interrupt stops it

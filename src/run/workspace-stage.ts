@@ -173,7 +173,17 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     guard,
     approver: run.approver,
     hooks: settings.hooks,
-    hookSite: (signal) => ({ sessionId: run.runId, transcriptPath: run.traceFile, cwd: worktree.dir, env, signal }),
+    hookSite: (signal) => ({
+      sessionId: run.runId,
+      transcriptPath: run.traceFile,
+      cwd: worktree.dir,
+      env,
+      // Only what a hook names in env_from_host is taken from here.
+      hostEnv: options.env,
+      // Without a person to answer, every ask is refused: Claude Code's dontAsk.
+      permissionMode: options.prompt ? 'default' : 'dontAsk',
+      signal,
+    }),
     ticketId: ticket.id,
     changedHookScript: () => {
       const digests = digestFiles(hookScripts);

@@ -50,6 +50,7 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     sandboxRead: sandbox.read,
     sandboxExpose: sandbox.expose,
     network: fields.network ?? false,
+    instructions: fields.instructions ?? true,
     given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}) },
   };
 }

@@ -140,6 +140,10 @@ export const ticketFileSchema = z.strictObject({
     .optional()
     .meta({ description: 'How commands are isolated (`auto`, `bwrap`, `none`), or `{mode, read, expose}`; `auto` uses bubblewrap where it works.', default: 'auto' }),
   network: z.boolean().optional().meta({ description: 'Whether sandboxed commands get network access.', default: false }),
+  instructions: z
+    .boolean()
+    .optional()
+    .meta({ description: "Whether the repository's AGENTS.md and CLAUDE.md files go into the system prompt.", default: true }),
 });
 
 /** A ticket file after schema validation, before paths are resolved and defaults filled in. */

@@ -56,6 +56,8 @@ export interface Ticket {
   /** Secret-named worktree files the agent may read (worktree-relative). */
   sandboxExpose: string[];
   network: boolean;
+  /** Whether the repository's AGENTS.md and CLAUDE.md go into the system prompt (absent: they do). */
+  instructions?: boolean;
   /** What the ticket file itself set, so config defaults fill only the rest. */
   given: { budget: Partial<TicketBudget>; sandbox?: SandboxMode };
 }

@@ -32,10 +32,13 @@ async function executeBash(input: BashInput, ctx: ToolContext): Promise<ToolOutp
     timeoutMs,
     signal: ctx.signal,
     outputCap: ctx.outputCap,
+    // Apart as well as together: the model reads them interleaved, hooks get each (tool_response).
+    separateStderr: true,
     ...(ctx.sandbox ? { sandbox: ctx.sandbox } : {}),
     ...(ctx.staysInGroup ? { staysInGroup: true } : {}),
   });
-  return { content: describeResult(result, timeoutMs), isError: !succeeded(result) };
+  const response = { stdout: result.stdout ?? '', stderr: result.stderr ?? '', interrupted: result.timedOut || result.aborted, isImage: false };
+  return { content: describeResult(result, timeoutMs), isError: !succeeded(result), response };
 }
 
 function succeeded(result: CommandResult): boolean {

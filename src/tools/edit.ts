@@ -1,6 +1,7 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { fileErrorOutput, toolError } from './file-errors.js';
+import { structuredPatch } from './structured-patch.js';
 import { displayPath, resolveToolPath } from './tool-paths.js';
 import type { ToolContext, ToolDefinition, ToolOutput } from './types.js';
 
@@ -43,9 +44,19 @@ async function executeEdit(input: EditInput, ctx: ToolContext): Promise<ToolOutp
       );
     }
     // split/join, not String.replace: `$&` and friends in new_string must stay literal.
-    await writeFile(file, parts.join(input.new_string), 'utf8');
+    const updated = parts.join(input.new_string);
+    await writeFile(file, updated, 'utf8');
     const noun = occurrences === 1 ? 'occurrence' : 'occurrences';
-    return { content: `Replaced ${occurrences} ${noun} in ${shown}.`, isError: false };
+    const response = {
+      filePath: file,
+      oldString: input.old_string,
+      newString: input.new_string,
+      originalFile: original,
+      structuredPatch: structuredPatch(original, updated),
+      userModified: false,
+      replaceAll: input.replace_all === true,
+    };
+    return { content: `Replaced ${occurrences} ${noun} in ${shown}.`, isError: false, response };
   } catch (error) {
     const output = fileErrorOutput(error, shown);
     if (output) return output;

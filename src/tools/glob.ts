@@ -33,6 +33,7 @@ export function patternLeavesRoot(pattern: string): boolean {
 }
 
 async function executeGlob(input: GlobInput, ctx: ToolContext): Promise<ToolOutput> {
+  const started = performance.now();
   if (patternLeavesRoot(input.pattern)) {
     return toolError(`The pattern ${input.pattern} reaches outside the search path; use a relative pattern without ".." and set \`path\` instead.`);
   }
@@ -56,7 +57,8 @@ async function executeGlob(input: GlobInput, ctx: ToolContext): Promise<ToolOutp
     signal: ctx.signal,
   });
   if (ctx.signal.aborted) return toolError('The search was interrupted.');
-  if (found.length === 0) return { content: `No files match ${input.pattern} in ${searchRootLabel(shownRoot)}.`, isError: false };
+  const response = (filenames: string[], truncated: boolean) => ({ filenames, durationMs: Math.round(performance.now() - started), numFiles: filenames.length, truncated });
+  if (found.length === 0) return { content: `No files match ${input.pattern} in ${searchRootLabel(shownRoot)}.`, isError: false, response: response([], false) };
 
   const sorted = await sortNewestFirst(found);
   const shown = sorted.slice(0, MAX_RESULTS).map((file) => displayPath(file, ctx.worktree));
@@ -64,5 +66,5 @@ async function executeGlob(input: GlobInput, ctx: ToolContext): Promise<ToolOutp
     sorted.length > MAX_RESULTS
       ? `\n\n[Showing the ${MAX_RESULTS} most recently modified of ${sorted.length} files; narrow the pattern or path to see the rest.]`
       : '';
-  return { content: capText(shown.join('\n') + note, ctx.outputCap), isError: false };
+  return { content: capText(shown.join('\n') + note, ctx.outputCap), isError: false, response: response(sorted.slice(0, MAX_RESULTS), sorted.length > MAX_RESULTS) };
 }

@@ -84,10 +84,11 @@ async function executeGrep(input: GrepInput, ctx: ToolContext): Promise<ToolOutp
 
   if (results.length === 0) {
     const note = skipped > 0 ? ` (${skipped} binary or oversized ${skipped === 1 ? 'file was' : 'files were'} skipped)` : '';
-    return { content: `No matches for ${input.pattern} in ${searchRootLabel(shownRoot)}${note}.`, isError: false };
+    const response = mode === 'files_with_matches' ? { mode, filenames: [], numFiles: 0 } : { mode, numFiles: 0, filenames: [], content: '', ...(mode === 'count' ? { numMatches: 0 } : { numLines: 0 }) };
+    return { content: `No matches for ${input.pattern} in ${searchRootLabel(shownRoot)}${note}.`, isError: false, response };
   }
-  const text = await formatResults(results, mode, input, ctx.worktree, ctx.outputCap);
-  return { content: capText(text, ctx.outputCap), isError: false };
+  const { text, response } = await formatResults(results, mode, input, ctx.worktree, ctx.outputCap);
+  return { content: capText(text, ctx.outputCap), isError: false, response };
 }
 
 async function listFiles(root: string, signal: AbortSignal): Promise<string[]> {
@@ -131,20 +132,23 @@ async function formatResults(
   input: GrepInput,
   worktree: string,
   outputCap: number,
-): Promise<string> {
+): Promise<{ text: string; response: Record<string, unknown> }> {
   const limit = input.head_limit ?? Infinity;
   const shown = (file: string): string => displayPath(file, worktree);
   switch (mode) {
     case 'files_with_matches': {
       const sorted = await sortNewestFirst(results.map((result) => result.file));
       const listed = sorted.slice(0, limit).map(shown);
-      return `Found ${plural(sorted.length, 'file')}\n${listed.join('\n')}${limitNote(sorted.length, listed.length)}`;
+      // Claude Code's Grep result, which PostToolUse hooks get as tool_response.
+      const response = { mode, filenames: listed, numFiles: listed.length };
+      return { text: `Found ${plural(sorted.length, 'file')}\n${listed.join('\n')}${limitNote(sorted.length, listed.length)}`, response };
     }
     case 'count': {
       const listed = results.slice(0, limit).map((result) => `${shown(result.file)}:${result.matches.matchCount}`);
       const total = results.reduce((sum, result) => sum + result.matches.matchCount, 0);
       const unit = input.multiline === true ? 'match' : 'matching line';
-      return `${listed.join('\n')}${limitNote(results.length, listed.length)}\n\nFound ${plural(total, unit)} in ${plural(results.length, 'file')}.`;
+      const response = { mode, numFiles: results.length, filenames: [], content: listed.join('\n'), numMatches: total };
+      return { text: `${listed.join('\n')}${limitNote(results.length, listed.length)}\n\nFound ${plural(total, unit)} in ${plural(results.length, 'file')}.`, response };
     }
     case 'content': {
       const options: ContentOptions = {
@@ -154,10 +158,12 @@ async function formatResults(
         headLimit: input.head_limit,
         outputCap,
       };
-      return formatContent(
+      const text = formatContent(
         results.map((result) => ({ shownPath: shown(result.file), matches: result.matches })),
         options,
       );
+      const response = { mode, numFiles: results.length, filenames: [], content: text, numLines: text === '' ? 0 : text.split('\n').length };
+      return { text, response };
     }
   }
 }

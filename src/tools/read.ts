@@ -48,7 +48,19 @@ async function executeRead(input: ReadInput, ctx: ToolContext): Promise<ToolOutp
     if (await isBinaryFile(file)) return toolError(`${shown} is a binary file; Read only shows text.`);
     const firstLine = input.offset ?? 1;
     const range = await readLineRange(file, { firstLine, maxLines: input.limit ?? DEFAULT_LIMIT, maxLineChars: MAX_LINE_CHARS });
-    return { content: capText(formatRange(range, firstLine, shown), ctx.outputCap), isError: false };
+    const content = range.lines.map((line) => line.text).join('\n');
+    const response = {
+      type: 'text',
+      file: {
+        filePath: file,
+        content: capText(content, ctx.outputCap),
+        numLines: range.lines.length,
+        startLine: firstLine,
+        // Known when the read reached the end; otherwise at least the lines up to here and one more.
+        totalLines: range.lineCount ?? firstLine + range.lines.length,
+      },
+    };
+    return { content: capText(formatRange(range, firstLine, shown), ctx.outputCap), isError: false, response };
   } catch (error) {
     const output = fileErrorOutput(error, shown);
     if (output) return output;

@@ -33,6 +33,13 @@ export type ToolLocation = CallLocation;
 export interface ToolOutput {
   content: string;
   isError: boolean;
+  /**
+   * The call's result as an object in the shape Claude Code gives its PostToolUse hooks as
+   * `tool_response` (Bash: stdout, stderr, interrupted, isImage; Write: type, filePath,
+   * content, …), so a hook written for it reads the same fields here. Absent when the call
+   * failed before it did anything.
+   */
+  response?: Record<string, unknown>;
 }
 
 export interface ToolDefinition<Input = unknown> {

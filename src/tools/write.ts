@@ -1,7 +1,8 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { fileErrorOutput, toolError } from './file-errors.js';
+import { structuredPatch } from './structured-patch.js';
 import { displayPath, resolveToolPath } from './tool-paths.js';
 import type { ToolContext, ToolDefinition, ToolOutput } from './types.js';
 
@@ -28,10 +29,19 @@ async function executeWrite(input: WriteInput, ctx: ToolContext): Promise<ToolOu
   try {
     const existed = await isExisting(file);
     if (existed === 'directory') return toolError(`${shown} is a directory; give a file path.`);
+    // For the hooks' tool_response only: a file that cannot be read as it was still gets written.
+    const original = existed === 'file' ? await readFile(file, 'utf8').catch(() => null) : null;
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, input.content, 'utf8');
     const bytes = Buffer.byteLength(input.content, 'utf8');
-    return { content: `${existed === 'file' ? 'Overwrote' : 'Created'} ${shown} (${bytes} bytes).`, isError: false };
+    const response = {
+      type: existed === 'file' ? 'update' : 'create',
+      filePath: file,
+      content: input.content,
+      structuredPatch: original === null ? [] : structuredPatch(original, input.content),
+      originalFile: original,
+    };
+    return { content: `${existed === 'file' ? 'Overwrote' : 'Created'} ${shown} (${bytes} bytes).`, isError: false, response };
   } catch (error) {
     const output = fileErrorOutput(error, shown);
     if (output) return output;

@@ -49,6 +49,14 @@ const EVENT_SCHEMAS = [
     trace: z.string().optional(),
   }),
   event('run_gate', { ...decided, approved: z.boolean().optional() }),
+  /** The repository's AGENTS.md and CLAUDE.md files the system prompt carries (older traces have none). */
+  event('instructions', {
+    files: z.array(z.object({ path: z.string(), bytes: z.number(), cut: z.boolean() })),
+    /** Found, but left out whole: the size bound was reached before them. */
+    omitted: z.array(z.string()),
+    /** The ticket turned them off (`instructions: false`). */
+    off: z.boolean().optional(),
+  }),
   event('worktree', { dir: z.string(), baseCommit: z.string() }),
   event('sandbox', {
     kind: z.enum(['bwrap', 'none']),
@@ -71,7 +79,22 @@ const EVENT_SCHEMAS = [
     costUsd: z.number().nullable().optional(),
   }),
   event('tool_call', { step: z.number(), id: z.string(), tool: z.string(), input: z.unknown() }),
-  event('hook', { step: z.number(), event: z.string(), command: z.string(), exitCode: z.number().nullable(), timedOut: z.boolean(), durationMs: z.number(), blocked: z.boolean(), stderr: z.string() }),
+  event('hook', {
+    step: z.number(),
+    event: z.string(),
+    command: z.string(),
+    exitCode: z.number().nullable(),
+    timedOut: z.boolean(),
+    durationMs: z.number(),
+    blocked: z.boolean(),
+    stderr: z.string(),
+    /** The whole new input a PreToolUse hook answered with; the call's own input stays on `tool_call`. */
+    updatedInput: z.unknown().optional(),
+    /** What the hook handed the model with the call's result. */
+    additionalContext: z.string().optional(),
+    /** The hook answered `continue: false`, with this reason ('' without one): the run ended. */
+    stopReason: z.string().optional(),
+  }),
   event('decision', { step: z.number(), id: z.string(), tool: z.string(), ...decided, commands: z.array(z.array(z.string())), paths: z.array(z.string()) }),
   event('approval', {
     step: z.number(),

@@ -29,6 +29,8 @@ export interface RunFold {
   start: Omit<EventOf<'run_start'>, 'type'> | null;
   /** A `hook: run.start` rule that decided, and its answer for an ask. */
   gate: Omit<EventOf<'run_gate'>, 'type'> | null;
+  /** The instruction files the system prompt carried; null in traces from before they were read. */
+  instructions: Omit<EventOf<'instructions'>, 'type'> | null;
   worktree: { dir: string; baseCommit: string } | null;
   sandbox: Omit<EventOf<'sandbox'>, 'type'> | null;
   secrets: { masked: string[]; exposed: string[] } | null;
@@ -88,6 +90,7 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
   const fold: RunFold = {
     start: null,
     gate: null,
+    instructions: null,
     worktree: null,
     sandbox: null,
     secrets: null,
@@ -155,6 +158,9 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
         break;
       case 'run_gate':
         fold.gate = { effect: event.effect, rule: event.rule, scope: event.scope, reason: event.reason, ...(event.source !== undefined ? { source: event.source } : {}), ...(event.approved !== undefined ? { approved: event.approved } : {}) };
+        break;
+      case 'instructions':
+        fold.instructions = { files: event.files.map((file) => ({ path: file.path, bytes: file.bytes, cut: file.cut })), omitted: event.omitted, ...(event.off !== undefined ? { off: event.off } : {}) };
         break;
       case 'worktree':
         fold.worktree = { dir: event.dir, baseCommit: event.baseCommit };
@@ -301,6 +307,7 @@ export function runResultOf(fold: RunFold): RunResult {
     ...(kept.branch ? { branch: kept.branch } : {}),
     ...(kept.worktree ? { worktree: kept.worktree } : {}),
     ...(fold.sandbox ? { sandbox: fold.sandbox.kind } : {}),
+    ...(fold.instructions ? { instructions: fold.instructions.files.map((file) => (file.cut ? `${file.path} (cut)` : file.path)) } : {}),
     warnings: fold.warnings,
   };
 }

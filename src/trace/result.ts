@@ -78,6 +78,8 @@ export interface RunResult {
   sandbox?: 'bwrap' | 'none';
   /** Where the worktree was kept (--keep). */
   worktree?: string;
+  /** The AGENTS.md and CLAUDE.md files the system prompt carried (`path (cut)` when only its start fitted); absent in older traces. */
+  instructions?: string[];
   warnings: string[];
 }
 

@@ -49,7 +49,7 @@ describe('runHooks: the protocol', () => {
     try {
       const hooks = config('PreToolUse', ['cat > stdin.json; env > env.txt; pwd > pwd.txt']);
       const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', CORRAL_PROBE: 'yes' };
-      const outcome = await runHooks(hooks, 'PreToolUse', { tool_name: 'Edit', tool_input: { file_path: 'src/a.ts' } }, site({ env }));
+      const outcome = await runHooks(hooks, 'PreToolUse', { tool_name: 'Edit', tool_input: { file_path: 'src/a.ts' }, tool_use_id: 'toolu_01' }, site({ env }));
       expect(outcome).toMatchObject({ blocked: false, reason: '' });
       expect(outcome.runs).toHaveLength(1);
       expect(outcome.runs[0]).toMatchObject({ exitCode: 0, timedOut: false, stderr: '', stdout: '' });
@@ -58,9 +58,12 @@ describe('runHooks: the protocol', () => {
         session_id: 'run-42',
         transcript_path: path.join(dir, 'trace.jsonl'),
         cwd: dir,
+        permission_mode: 'default',
         hook_event_name: 'PreToolUse',
         tool_name: 'Edit',
-        tool_input: { file_path: 'src/a.ts' },
+        // Absolute, as Claude Code hands it, whatever the model wrote.
+        tool_input: { file_path: path.join(dir, 'src/a.ts') },
+        tool_use_id: 'toolu_01',
       });
       expect((await readFile(path.join(dir, 'pwd.txt'), 'utf8')).trim()).toBe(dir);
       const envText = await readFile(path.join(dir, 'env.txt'), 'utf8');
@@ -93,6 +96,7 @@ describe('runHooks: the protocol', () => {
       session_id: 'run-42',
       transcript_path: path.join(dir, 'trace.jsonl'),
       cwd: dir,
+      permission_mode: 'default',
       hook_event_name: 'Stop',
       stop_hook_active: true,
     });
@@ -165,6 +169,36 @@ describe('runHooks: answers in JSON on stdout', () => {
     expect(allow.ask).toBeUndefined();
     const text = await runHooks(config('PreToolUse', [answer('all good')]), 'PreToolUse', bash('ls'), site());
     expect(text.blocked).toBe(false);
+  });
+});
+
+describe('runHooks: Claude Code parity', () => {
+  const answer = (json: string) => `cat >/dev/null; echo '${json}'`;
+
+  test('file_path and path reach the hook absolute; absolute ones and other fields stay as given', async () => {
+    const hooks = config('PreToolUse', ['cat > stdin.json']);
+    await runHooks(hooks, 'PreToolUse', { tool_name: 'Grep', tool_input: { pattern: 'x', path: 'src/../lib', glob: '*.ts' } }, site({ permissionMode: 'dontAsk' }));
+    const grep = JSON.parse(await readFile(path.join(dir, 'stdin.json'), 'utf8'));
+    expect(grep).toMatchObject({ permission_mode: 'dontAsk', tool_input: { pattern: 'x', path: path.join(dir, 'lib'), glob: '*.ts' } });
+    await runHooks(hooks, 'PreToolUse', { tool_name: 'Read', tool_input: { file_path: '/etc/hosts' } }, site());
+    expect(JSON.parse(await readFile(path.join(dir, 'stdin.json'), 'utf8')).tool_input).toEqual({ file_path: '/etc/hosts' });
+  });
+
+  test('updatedInput is handed on, and the next hook sees it; additionalContext is collected; continue: false halts with its stopReason', async () => {
+    const rewrite = answer('{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"rg x"},"additionalContext":"use rg here"}}');
+    const outcome = await runHooks(config('PreToolUse', [rewrite, 'jq -r .tool_input.command > seen.txt']), 'PreToolUse', bash('grep x'), site());
+    expect(outcome).toMatchObject({ blocked: false, updatedInput: { command: 'rg x' }, context: ['use rg here'] });
+    expect((await readFile(path.join(dir, 'seen.txt'), 'utf8')).trim()).toBe('rg x');
+    const halt = await runHooks(config('PostToolUse', [answer('{"continue":false,"stopReason":"the build is broken; stop"}'), 'touch never-ran']), 'PostToolUse', bash('ls'), site());
+    expect(halt).toMatchObject({ blocked: true, halt: 'the build is broken; stop', reason: 'the build is broken; stop' });
+    expect(halt.runs).toHaveLength(1);
+  });
+
+  test('a hook gets the variables it names from the host environment, and nothing else of it', async () => {
+    const hooks = hooksSchema.parse({ PreToolUse: [{ hooks: [{ type: 'command', command: 'echo "[$HOOK_TOKEN][$OTHER_TOKEN]" > env.txt', env_from_host: ['HOOK_TOKEN', 'MISSING'] }] }] });
+    await runHooks(hooks, 'PreToolUse', bash('ls'), site({ hostEnv: { HOOK_TOKEN: 'ghp_hook-only', OTHER_TOKEN: 'not-for-hooks' } }));
+    expect((await readFile(path.join(dir, 'env.txt'), 'utf8')).trim()).toBe('[ghp_hook-only][]');
+    expect(() => hooksSchema.parse({ PreToolUse: [{ hooks: [{ type: 'command', command: 'true', env_from_host: ['NOT-A-NAME'] }] }] })).toThrow(/not an environment variable name/);
   });
 });
 

@@ -38,6 +38,7 @@ export function sampleRun(overrides: Partial<Omit<JsonRunReport, 'ticket'>> & { 
     branch: null,
     sandbox: 'bwrap',
     worktree: null,
+    instructions: [],
     warnings: [],
     ...overrides,
     ticket: ticketRef(overrides.ticket),

@@ -33,6 +33,7 @@ describe('loadTicket on valid tickets', () => {
       sandboxRead: [],
       sandboxExpose: [],
       network: false,
+      instructions: true,
     });
   });
 
@@ -100,6 +101,7 @@ describe('loadTicket on valid tickets', () => {
       sandboxRead: [],
       sandboxExpose: [],
       network: true,
+      instructions: true,
     });
   });
 

@@ -11,7 +11,7 @@ describe('Bash', () => {
   test('runs in the worktree with the given env', async () => {
     const ctx = makeContext(dir, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GREETING: 'hi' } });
     const out = await bashTool.execute({ command: 'pwd; echo $GREETING' }, ctx);
-    expect(out).toEqual({ content: `${dir}\nhi`, isError: false });
+    expect(out).toMatchObject({ content: `${dir}\nhi`, isError: false });
   });
 
   test('a non-zero exit is an error that names the code', async () => {
@@ -21,7 +21,7 @@ describe('Bash', () => {
   });
 
   test('no output says so', async () => {
-    expect(await bashTool.execute({ command: 'true' }, makeContext(dir))).toEqual({ content: '(no output)', isError: false });
+    expect(await bashTool.execute({ command: 'true' }, makeContext(dir))).toMatchObject({ content: '(no output)', isError: false });
   });
 
   test('the timeout is the input, capped at the maximum', async () => {
@@ -33,14 +33,14 @@ describe('Bash', () => {
 
   test('the default timeout applies without one in the input', async () => {
     const out = await bashTool.execute({ command: 'sleep 1000' }, makeContext(dir, { bashTimeoutMs: 300 }));
-    expect(out).toEqual({ content: 'Command timed out after 300ms and was killed.', isError: true });
+    expect(out).toMatchObject({ content: 'Command timed out after 300ms and was killed.', isError: true });
   });
 
   test('the run signal interrupts the command', async () => {
     const controller = new AbortController();
     const running = bashTool.execute({ command: 'sleep 1000' }, makeContext(dir, { signal: controller.signal }));
     controller.abort();
-    expect(await running).toEqual({ content: 'Command was interrupted and killed.', isError: true });
+    expect(await running).toMatchObject({ content: 'Command was interrupted and killed.', isError: true });
   });
 
   test('output is capped', async () => {

@@ -15,7 +15,7 @@ describe('Edit', () => {
   test('replaces one exact occurrence', async () => {
     await writeFile(file(), 'function fee() {\n  return 0;\n}\n');
     const out = await editTool.execute({ file_path: 'fees.js', old_string: 'return 0;', new_string: 'return days;' }, makeContext(dir));
-    expect(out).toEqual({ content: 'Replaced 1 occurrence in fees.js.', isError: false });
+    expect(out).toMatchObject({ content: 'Replaced 1 occurrence in fees.js.', isError: false });
     expect(await readFile(file(), 'utf8')).toBe('function fee() {\n  return days;\n}\n');
   });
 
@@ -33,7 +33,7 @@ describe('Edit', () => {
     expect(await readFile(file(), 'utf8')).toBe('a a a\n');
 
     const done = await editTool.execute({ file_path: 'fees.js', old_string: 'a', new_string: 'b', replace_all: true }, makeContext(dir));
-    expect(done).toEqual({ content: 'Replaced 3 occurrences in fees.js.', isError: false });
+    expect(done).toMatchObject({ content: 'Replaced 3 occurrences in fees.js.', isError: false });
     expect(await readFile(file(), 'utf8')).toBe('b b b\n');
   });
 
@@ -56,7 +56,7 @@ describe('Edit', () => {
 
   test('a missing file or a directory is an error', async () => {
     const missing = await editTool.execute({ file_path: 'nope.js', old_string: 'a', new_string: 'b' }, makeContext(dir));
-    expect(missing).toEqual({ content: 'File does not exist: nope.js', isError: true });
+    expect(missing).toMatchObject({ content: 'File does not exist: nope.js', isError: true });
     await mkdir(path.join(dir, 'src'));
     const directory = await editTool.execute({ file_path: 'src', old_string: 'a', new_string: 'b' }, makeContext(dir));
     expect(directory.isError).toBe(true);

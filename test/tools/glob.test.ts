@@ -26,7 +26,7 @@ describe('Glob', () => {
     await put('.git/objects/x.ts', 4_000);
     await put('readme.md', 5_000);
     const out = await globTool.execute({ pattern: '**/*.ts' }, makeContext(dir));
-    expect(out).toEqual({ content: 'src/new.ts\nsrc/lib/mid.ts\n.config/hidden.ts\nsrc/old.ts', isError: false });
+    expect(out).toMatchObject({ content: 'src/new.ts\nsrc/lib/mid.ts\n.config/hidden.ts\nsrc/old.ts', isError: false });
   });
 
   test('searches under path, still answering relative to the worktree', async () => {
@@ -38,7 +38,7 @@ describe('Glob', () => {
 
   test('no match is not an error', async () => {
     const out = await globTool.execute({ pattern: '**/*.rs' }, makeContext(dir));
-    expect(out).toEqual({ content: 'No files match **/*.rs in the repository root.', isError: false });
+    expect(out).toMatchObject({ content: 'No files match **/*.rs in the repository root.', isError: false });
   });
 
   test('caps the list at 1000 with a note', async () => {
@@ -52,7 +52,7 @@ describe('Glob', () => {
 
   test('a missing path or a file as path is an error', async () => {
     await put('a.ts', 1_000);
-    expect(await globTool.execute({ pattern: '*', path: 'nope' }, makeContext(dir))).toEqual({ content: 'Path does not exist: nope', isError: true });
+    expect(await globTool.execute({ pattern: '*', path: 'nope' }, makeContext(dir))).toMatchObject({ content: 'Path does not exist: nope', isError: true });
     const file = await globTool.execute({ pattern: '*', path: 'a.ts' }, makeContext(dir));
     expect(file.isError).toBe(true);
   });

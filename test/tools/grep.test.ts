@@ -29,7 +29,7 @@ const grep = (input: GrepInput, outputCap = 30_000) => grepTool.execute(input, m
 describe('Grep', () => {
   test('lists matching files by default, newest first, skipping .git and node_modules', async () => {
     const out = await grep({ pattern: 'fee' });
-    expect(out).toEqual({ content: 'Found 2 files\nsrc/fees.js\n.github/ci.yml', isError: false });
+    expect(out).toMatchObject({ content: 'Found 2 files\nsrc/fees.js\n.github/ci.yml', isError: false });
   });
 
   test('-i ignores case', async () => {
@@ -83,7 +83,7 @@ describe('Grep', () => {
     await put('blob.bin', Buffer.concat([Buffer.from('fee'), Buffer.from([0, 1, 2])]), 9_000);
     await put('big.txt', `fee\n${'x'.repeat(5 * 1024 * 1024)}`, 9_000);
     const out = await grep({ pattern: 'fee', glob: '*.{bin,txt}' });
-    expect(out).toEqual({ content: 'No matches for fee in the repository root (2 binary or oversized files were skipped).', isError: false });
+    expect(out).toMatchObject({ content: 'No matches for fee in the repository root (2 binary or oversized files were skipped).', isError: false });
   });
 
   test('an invalid regex is an error', async () => {
@@ -93,7 +93,7 @@ describe('Grep', () => {
   });
 
   test('a missing path is an error', async () => {
-    expect(await grep({ pattern: 'x', path: 'nope' })).toEqual({ content: 'Path does not exist: nope', isError: true });
+    expect(await grep({ pattern: 'x', path: 'nope' })).toMatchObject({ content: 'Path does not exist: nope', isError: true });
   });
 
   test('content output is capped', async () => {

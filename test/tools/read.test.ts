@@ -15,7 +15,7 @@ describe('Read', () => {
   test('numbers lines like cat -n, relative to the worktree', async () => {
     await writeFile(path.join(dir, 'a.txt'), 'first\r\nsecond\n\tthird');
     const out = await readTool.execute({ file_path: 'a.txt' }, makeContext(dir));
-    expect(out).toEqual({ content: '     1\tfirst\n     2\tsecond\n     3\t\tthird', isError: false });
+    expect(out).toMatchObject({ content: '     1\tfirst\n     2\tsecond\n     3\t\tthird', isError: false });
   });
 
   test('takes absolute paths as they are', async () => {
@@ -53,12 +53,12 @@ describe('Read', () => {
     await writeFile(path.join(dir, 'three.txt'), lines(3));
     expect((await readTool.execute({ file_path: 'empty.txt' }, makeContext(dir))).content).toBe('(empty.txt is empty)');
     const past = await readTool.execute({ file_path: 'three.txt', offset: 9 }, makeContext(dir));
-    expect(past).toEqual({ content: '(three.txt has 3 lines; offset 9 is past the end)', isError: false });
+    expect(past).toMatchObject({ content: '(three.txt has 3 lines; offset 9 is past the end)', isError: false });
   });
 
   test('a missing file is an error', async () => {
     const out = await readTool.execute({ file_path: 'nope.txt' }, makeContext(dir));
-    expect(out).toEqual({ content: 'File does not exist: nope.txt', isError: true });
+    expect(out).toMatchObject({ content: 'File does not exist: nope.txt', isError: true });
   });
 
   test('a directory is an error', async () => {
@@ -71,7 +71,7 @@ describe('Read', () => {
   test('a binary file is an error', async () => {
     await writeFile(path.join(dir, 'blob.bin'), Buffer.from([0x50, 0x4b, 0x00, 0x01]));
     const out = await readTool.execute({ file_path: 'blob.bin' }, makeContext(dir));
-    expect(out).toEqual({ content: 'blob.bin is a binary file; Read only shows text.', isError: true });
+    expect(out).toMatchObject({ content: 'blob.bin is a binary file; Read only shows text.', isError: true });
   });
 
   test('a file over 10 MB needs offset or limit, and then reads only the range', async () => {
@@ -87,7 +87,7 @@ describe('Read', () => {
     expect(whole.content).toContain('too large to read whole');
 
     const range = await readTool.execute({ file_path: 'huge.txt', offset: 999, limit: 2 }, makeContext(dir));
-    expect(range).toEqual({ content: '   999\tline 999\n  1000\tline 1000\n\n[More lines follow; read on with offset 1001.]', isError: false });
+    expect(range).toMatchObject({ content: '   999\tline 999\n  1000\tline 1000\n\n[More lines follow; read on with offset 1001.]', isError: false });
     const giant = await readTool.execute({ file_path: 'huge.txt', offset: 1001 }, makeContext(dir));
     expect(giant.content.split('\n')[0]).toBe(`  1001\t${'\0'.repeat(2000)}`);
   });

@@ -12,14 +12,14 @@ afterEach(() => cleanup());
 describe('Write', () => {
   test('creates the file and its parent directories', async () => {
     const out = await writeTool.execute({ file_path: 'src/deep/new.ts', content: 'export {};\n' }, makeContext(dir));
-    expect(out).toEqual({ content: 'Created src/deep/new.ts (11 bytes).', isError: false });
+    expect(out).toMatchObject({ content: 'Created src/deep/new.ts (11 bytes).', isError: false });
     expect(await readFile(path.join(dir, 'src/deep/new.ts'), 'utf8')).toBe('export {};\n');
   });
 
   test('overwrites an existing file', async () => {
     await writeFile(path.join(dir, 'a.txt'), 'old');
     const out = await writeTool.execute({ file_path: path.join(dir, 'a.txt'), content: 'né' }, makeContext(dir));
-    expect(out).toEqual({ content: 'Overwrote a.txt (3 bytes).', isError: false });
+    expect(out).toMatchObject({ content: 'Overwrote a.txt (3 bytes).', isError: false });
     expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('né');
   });
 
