@@ -108,7 +108,7 @@ describe("Claude Code's settings as scopes", () => {
   it('corral run runs a PreToolUse hook from the settings, which blocks the call it exits 2 on', async () => {
     const repo = claudeRepo({
       '.claude/settings.json': JSON.stringify(
-        { permissions: { deny: ['Edit(/src/secret/**)'] }, hooks: { PreToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: "grep -q '\"src/blocked.txt\"' && { echo 'blocked.txt is off limits' >&2; exit 2; }; exit 0" }] }] } },
+        { permissions: { deny: ['Edit(/src/secret/**)'] }, hooks: { PreToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: "grep -q '/src/blocked.txt\"' && { echo 'blocked.txt is off limits' >&2; exit 2; }; exit 0" }] }] } },
         null,
         2,
       ),
