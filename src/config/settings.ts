@@ -7,7 +7,7 @@ import { HOOK_EVENTS, type HooksConfig } from '../policy/hooks-schema.js';
 import { runStartRules, type PolicyLayer } from '../policy/stack.js';
 import type { ExpressionRule } from '../policy/types.js';
 import { DEFAULT_BUDGET, type SandboxMode, type Ticket, type TicketBudget } from '../ticket/types.js';
-import { sandboxParts } from '../ticket/schema.js';
+import { envChanges, sandboxParts } from '../ticket/schema.js';
 import type { ConfigFileSlot, ConfigLayer, LoadedConfig } from './load.js';
 import { DEFAULT_MAX_REFUSALS_IN_A_ROW, LOOKS_LIKE_ALIAS } from './schema.js';
 
@@ -40,6 +40,8 @@ export interface Settings {
   /** Secret-named worktree files every ticket exposes. */
   sandboxExpose: Sourced<string>[];
   maxRefusalsInARow: Sourced<number>;
+  /** The commands' environment as config changes it, by name (the project's entry beats the user's). */
+  env: Record<string, Sourced<string | null | true>>;
   /** The SDK's per-request timeout and retries, when config sets them. */
   modelApi: { timeoutMs?: number; maxRetries?: number };
   /** Where each model_api value came from, for `corral config`. */
@@ -70,6 +72,7 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Se
     sandboxRead: [],
     sandboxExpose: [],
     maxRefusalsInARow: { value: DEFAULT_MAX_REFUSALS_IN_A_ROW, from: DEFAULT },
+    env: Object.create(null) as Record<string, Sourced<string | null | true>>,
     modelApi: {},
     modelApiFrom: {},
     hooks: {},
@@ -109,6 +112,10 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files'>): Se
       settings.modelApi.maxRetries = data.model_api.max_retries;
       settings.modelApiFrom.max_retries = { value: data.model_api.max_retries, from: fromLayer(layer, ['model_api', 'max_retries']) };
     }
+    const listed = Array.isArray(data.env);
+    Object.entries(envChanges(data.env)).forEach(([name, value], index) => {
+      settings.env[name] = { value, from: fromLayer(layer, ['env', listed ? index : name]) };
+    });
     if (data.max_refusals_in_a_row !== undefined) settings.maxRefusalsInARow = { value: data.max_refusals_in_a_row, from: fromLayer(layer, ['max_refusals_in_a_row']) };
     for (const event of HOOK_EVENTS) {
       for (const [groupIndex, group] of (data.hooks?.[event] ?? []).entries()) {
@@ -162,6 +169,7 @@ export function applySettings(ticket: Ticket, settings: Settings, options: { mod
       sandboxChosen: ticket.given.sandbox !== undefined || settings.sandbox.from !== DEFAULT,
       sandboxRead: unique([...settings.sandboxRead.map((entry) => entry.value), ...ticket.sandboxRead]),
       sandboxExpose: unique([...settings.sandboxExpose.map((entry) => entry.value), ...ticket.sandboxExpose]),
+      env: { ...Object.fromEntries(Object.entries(settings.env).map(([name, sourced]) => [name, sourced.value])), ...ticket.env },
     },
     problems,
   };

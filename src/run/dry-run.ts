@@ -31,12 +31,12 @@ export async function dryRunGuard(ticketFile: string | undefined, cwd: string, h
   const mode = sandbox ?? ticket?.given.sandbox ?? settings.sandbox.value;
   const assumed: GuardSandbox = { kind: await sandboxKindOf(mode, hostEnv), network: ticket?.network ?? false };
   if (ticket !== undefined) {
-    return createGuard({ worktree: ticket.repo, tmpDir: DRY_RUN_TMP, env: buildToolEnv(hostEnv, ticket.env, DRY_RUN_TMP), ticket, layers, sandbox: assumed });
+    return createGuard({ worktree: ticket.repo, tmpDir: DRY_RUN_TMP, env: buildToolEnv(hostEnv, ticket.env, { tmpDir: DRY_RUN_TMP, offline: !assumed.network }), ticket, layers, sandbox: assumed });
   }
   return createGuard({
     worktree: root,
     tmpDir: DRY_RUN_TMP,
-    env: buildToolEnv(hostEnv, [], DRY_RUN_TMP),
+    env: buildToolEnv(hostEnv, {}, { tmpDir: DRY_RUN_TMP, offline: !assumed.network }),
     ticket: { id: 'dry-run', labels: [], allow: ['**'], forbid: [], checks: [], file: '' },
     layers,
     sandbox: assumed,

@@ -27,12 +27,13 @@ describe('loadTicket on valid tickets', () => {
       checkRounds: DEFAULT_CHECK_ROUNDS,
       allowEmpty: false,
       labels: [],
-      env: [],
+      env: {},
       sandbox: 'auto',
       sandboxChosen: false,
       sandboxRead: [],
       sandboxExpose: [],
       network: false,
+      setupNetwork: true,
     });
   });
 
@@ -94,12 +95,13 @@ describe('loadTicket on valid tickets', () => {
       allowEmpty: true,
       policy: { deny: ['Bash(curl:*)'] },
       labels: ['bug'],
-      env: ['NPM_TOKEN', '_X1'],
+      env: { NPM_TOKEN: true, _X1: true },
       sandbox: 'none',
       sandboxChosen: true,
       sandboxRead: [],
       sandboxExpose: [],
       network: true,
+      setupNetwork: true,
     });
   });
 
