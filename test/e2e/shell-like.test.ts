@@ -83,7 +83,7 @@ describe('the tools\' environment', () => {
 
   it('never hands corral\'s own model key to a command, whatever env says', async () => {
     const repo = repoFor(['task: x', 'allow: ["**"]', 'env: [ANTHROPIC_API_KEY]', 'model: replay:replay.yaml', ''].join('\n'));
-    const run = await runCli(['run', 'ticket.yaml'], { cwd: repo, env: { ANTHROPIC_API_KEY: 'sk-ant-api03-never-passed-0123456789' } });
+    const run = await runCli(['run', 'ticket.yaml'], { cwd: repo, env: { ANTHROPIC_API_KEY: 'sk-ant-api03-fake-never-passed-0123456789' } });
     expect(run.exitCode).toBe(64);
     expect(run.stderr).toContain("ANTHROPIC_API_KEY is corral's own model key");
   });
