@@ -39,12 +39,13 @@ export const OFFLINE: Readonly<Record<string, string>> = {
 export function packageCacheEnv(cacheDir: string): Record<string, string> {
   return {
     npm_config_cache: path.join(cacheDir, 'npm'),
-    npm_config_store_dir: path.join(cacheDir, 'pnpm-store'),
     YARN_CACHE_FOLDER: path.join(cacheDir, 'yarn'),
     YARN_GLOBAL_FOLDER: path.join(cacheDir, 'yarn-berry'),
     PIP_CACHE_DIR: path.join(cacheDir, 'pip'),
-    // pnpm's metadata, uv, go's build cache and others that follow the XDG layout.
-    XDG_CACHE_HOME: path.join(cacheDir, 'xdg'),
+    // pnpm's metadata, uv, go's build cache and others that follow the XDG layout; pnpm's
+    // store goes under XDG_DATA_HOME (npm warns of an unknown `npm_config_store_dir`).
+    XDG_CACHE_HOME: path.join(cacheDir, 'xdg-cache'),
+    XDG_DATA_HOME: path.join(cacheDir, 'xdg-data'),
   };
 }
 
