@@ -63,5 +63,14 @@ describe.skipIf(!hasLfs)('a git-lfs repository', () => {
     expect(patch).toContain(POINTER);
     expect(patch).not.toContain('rewritten content');
     expect(existsSync(marker)).toBe(false);
+
+    // A repository whose config names a git-lfs program of its own gets no lfs filter at all.
+    git(repo, ['config', 'lfs.extension.own.clean', `touch ${marker}; cat`]);
+    git(repo, ['config', 'lfs.extension.own.smudge', `touch ${marker}; cat`]);
+    git(repo, ['config', 'lfs.extension.own.priority', '0']);
+    const refused = runReport((await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { HOME: home } })).stdout);
+    expect(refused.status).toBe('failed');
+    expect(refused.reason).toContain('setup command');
+    expect(existsSync(marker)).toBe(false);
   });
 });

@@ -111,7 +111,7 @@ describe.skipIf(!probe.ok)('setup in bubblewrap', () => {
         'allow_empty: true',
         `setup: ["${connect(port).replace(/"/g, '\\"')}", "mkdir -p \\"$npm_config_cache\\" && echo cached > \\"$npm_config_cache/entry\\" && test -z \\"$npm_config_offline\\""]`,
         // The agent's side has no network, and package managers know it.
-        `checks: ["test \\"$npm_config_offline\\" = true && test \\"$PIP_NO_INDEX\\" = 1 && test \\"$YARN_ENABLE_OFFLINE_MODE\\" = 1 && ! ${connect(port).replace(/"/g, '\\"')}"]`,
+        `checks: ["test \\"$npm_config_offline\\" = true && test \\"$PIP_NO_INDEX\\" = 1 && test \\"$YARN_ENABLE_OFFLINE_MODE\\" = 1 && ! ${connect(port).replace(/"/g, '\\"')}", "npx --yes corral-no-such-package 2>&1 | grep ENOTCACHED"]`,
         'sandbox: bwrap',
         'model: replay:replay.yaml',
         network,
@@ -123,6 +123,8 @@ describe.skipIf(!probe.ok)('setup in bubblewrap', () => {
     expect(report.reason).not.toContain('setup');
     expect(report.status).toBe('passed');
     expect(setupOutputs(report)[0]).toContain('hello from outside');
+    // npx says at once that it is offline, rather than failing on DNS after a minute.
+    expect(traceOf(report).filter((event) => event.type === 'check').map((event) => event.passed)).toEqual([true, true]);
     expect(traceOf(report).find((event) => event.type === 'sandbox')).toMatchObject({ kind: 'bwrap', network: false, setupNetwork: true });
     const [cache] = readdirSync(path.join(cacheHome, 'corral', 'repos'));
     expect(readFileSync(path.join(cacheHome, 'corral', 'repos', cache!, 'packages', 'npm', 'entry'), 'utf8')).toBe('cached\n');
