@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
-import { cp, mkdir, readFile, realpath, rename, rm } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, realpath, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { gitCommonDir } from '../git/git.js';
 
@@ -96,7 +96,8 @@ export async function storeNodeModules(cache: RepoCache, key: string, worktree: 
   const source = path.join(worktree, 'node_modules');
   const stored = path.join(cache.nodeModules, key);
   if (!existsSync(source) || existsSync(stored)) return false;
-  const partial = path.join(cache.nodeModules, `.partial-${key}-${randomBytes(4).toString('hex')}`);
+  await removeDeadPartials(cache);
+  const partial = path.join(cache.nodeModules, `${PARTIAL}${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await copyTree(source, partial);
     await rename(partial, stored);
@@ -107,6 +108,28 @@ export async function storeNodeModules(cache: RepoCache, key: string, worktree: 
     throw error;
   } finally {
     await rm(partial, { recursive: true, force: true });
+  }
+}
+
+const PARTIAL = '.partial-';
+
+/** Copies a killed run left half made: named after their process, removed once it is gone. */
+async function removeDeadPartials(cache: RepoCache): Promise<void> {
+  const names = await readdir(cache.nodeModules).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(PARTIAL)) continue;
+    const pid = Number.parseInt(name.slice(PARTIAL.length), 10);
+    if (Number.isSafeInteger(pid) && pid > 0 && !isAlive(pid)) await rm(path.join(cache.nodeModules, name), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, someone else's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
