@@ -26,7 +26,7 @@ export interface TicketFacts {
 /** Builds the `Ticket` the run uses: defaults filled in, commands in one shape. */
 export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket {
   const sandbox = sandboxParts(fields.sandbox);
-  const network = networkParts(fields.network);
+  const network = networkParts(fields.network, fields.setup_network);
   return {
     file: facts.file,
     id: facts.id,

@@ -123,10 +123,9 @@ export const networkSchema = z.union([
 export type NetworkField = z.output<typeof networkSchema>;
 
 /** Which phases have the network: setup unless turned off, the agent's commands only when turned on. */
-export function networkParts(field: NetworkField | undefined): { setup: boolean; agent: boolean } {
-  if (field === undefined) return { setup: true, agent: false };
-  if (typeof field === 'boolean') return { setup: true, agent: field };
-  return { setup: field.setup ?? true, agent: field.agent ?? false };
+export function networkParts(field: NetworkField | undefined, setupNetwork?: boolean): { setup: boolean; agent: boolean } {
+  if (field === undefined || typeof field === 'boolean') return { setup: setupNetwork ?? true, agent: field ?? false };
+  return { setup: setupNetwork ?? field.setup ?? true, agent: field.agent ?? false };
 }
 
 export const budgetSchema = z.strictObject({
@@ -196,6 +195,10 @@ export const ticketFileSchema = z.strictObject({
   sandbox: sandboxSchema
     .optional()
     .meta({ description: 'How commands are isolated (`auto`, `bwrap`, `none`), or `{mode, read, expose}`; `auto` uses bubblewrap where it works.', default: 'auto' }),
+  setup_network: z
+    .boolean()
+    .optional()
+    .meta({ description: 'Whether setup commands get the network: the same as `network: {setup: ...}`.', default: true }),
   network: networkSchema
     .optional()
     .meta({

@@ -34,6 +34,19 @@ describe('a ticket\'s env', () => {
   });
 });
 
+describe('a ticket\'s network', () => {
+  it('is on for setup and off for the agent unless said otherwise', async () => {
+    const net = async (lines: string) => (await check(`task: x\nallow: ["**"]\n${lines}`)).ticket;
+    expect(await net('')).toMatchObject({ setupNetwork: true, network: false });
+    expect(await net('network: false\n')).toMatchObject({ setupNetwork: true, network: false });
+    expect(await net('network: true\n')).toMatchObject({ setupNetwork: true, network: true });
+    expect(await net('network: {setup: false}\n')).toMatchObject({ setupNetwork: false, network: false });
+    expect(await net('setup_network: false\nnetwork: true\n')).toMatchObject({ setupNetwork: false, network: true });
+    const clash = await check('task: x\nallow: ["**"]\nsetup_network: false\nnetwork: {setup: true}\n');
+    expect(clash.problems.map((p) => `${p.line} ${p.field}`)).toEqual(['3 setup_network']);
+  });
+});
+
 describe('the tools\' environment', () => {
   const host = { PATH: '/usr/bin:/bin', HOME: '/home/u', NO_COLOR: undefined, ANTHROPIC_API_KEY: 'sk-ant-secret', FORCE_COLOR: '3' };
 
