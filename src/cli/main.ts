@@ -105,9 +105,10 @@ export function corralProgram(io: CliIo, setExitCode: (code: number) => void): C
   program
     .command('clean')
     .description('remove the worktrees and directories that killed runs left in this repository (live runs are kept)')
-    .action(async () => {
+    .option('--caches', "also remove this repository's setup caches (package downloads, node_modules by lockfile)")
+    .action(async (options: { caches?: boolean }) => {
       const { cleanCommand } = await import('./commands/clean.js');
-      setExitCode(await cleanCommand(io));
+      setExitCode(await cleanCommand(io, options));
     });
 
   program

@@ -41,10 +41,19 @@ export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown
   ticket?.sandboxRead.filter((value) => !settings.sandboxRead.some((entry) => entry.value === value)).forEach((value, index) => (values[`sandbox.read.${own + index}`] = { value, from: fromTicket }));
   const exposed = settings.sandboxExpose.length;
   ticket?.sandboxExpose.filter((value) => !settings.sandboxExpose.some((entry) => entry.value === value)).forEach((value, index) => (values[`sandbox.expose.${exposed + index}`] = { value, from: fromTicket }));
+  const shownEnv = (value: string | null | true): string => (value === null ? 'unset' : value === true ? 'passed through' : value);
+  for (const [name, sourced] of Object.entries(settings.env)) values[`env.${name}`] = { value: shownEnv(sourced.value), from: sourced.from };
+  for (const [name, value] of Object.entries(ticket?.env ?? {})) {
+    // A ticket after applySettings holds config's entries too; only its own are named after it.
+    if (settings.env[name]?.value !== value) values[`env.${name}`] = { value: shownEnv(value), from: fromTicket };
+  }
   values.max_refusals_in_a_row = settings.maxRefusalsInARow;
   values['claude_code.settings'] = { value: String(settings.claudeCode.enabled.value), from: settings.claudeCode.enabled.from };
   // A secret's value is never printed, only that it is set.
-  for (const [name, sourced] of Object.entries(settings.env)) values[`env.${name}`] = { value: SECRET_NAME.test(name) ? '(set; a secret, passed only when a ticket names it)' : sourced.value, from: sourced.from };
+  // Claude Code's `env`, where corral's own `env` (which wins) does not name the variable.
+  for (const [name, sourced] of Object.entries(settings.claudeCodeEnv)) {
+    if (!Object.hasOwn(values, `env.${name}`)) values[`env.${name}`] = { value: SECRET_NAME.test(name) ? '(set; a secret, passed only when a ticket names it)' : sourced.value, from: sourced.from };
+  }
   settings.additionalDirectories.forEach((entry, index) => (values[`additionalDirectories.${index}`] = entry));
   values['model_api.timeout_seconds'] = settings.modelApiFrom.timeout_seconds ?? { value: 600, from: 'default (the SDK\'s)' };
   values['model_api.max_retries'] = settings.modelApiFrom.max_retries ?? { value: 2, from: 'default (the SDK\'s)' };

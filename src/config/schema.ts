@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hooksSchema } from '../policy/hooks-schema.js';
 import { policySchema } from '../policy/schema.js';
-import { budgetSchema, sandboxSchema } from '../ticket/schema.js';
+import { budgetSchema, envSchema, sandboxSchema } from '../ticket/schema.js';
 
 // The config file as people write it: the user's `~/.config/corral/config.yaml` and the
 // project's `corral.yaml` have the same shape. `settings.ts` stacks them.
@@ -45,6 +45,10 @@ export const configFileSchema = z.strictObject({
     .optional()
     .meta({ description: 'Prices of models corral does not know, or corrections, by model id, in US dollars per million tokens.' }),
   sandbox: sandboxSchema.optional().meta({ description: 'How commands are isolated when a ticket does not say.', default: 'auto' }),
+  env: envSchema.optional().meta({
+    description:
+      'The environment of every ticket\'s setup, tools and checks, as a ticket\'s `env`: names passed through, or a name to a value, `null` (unset, also one corral sets) or `true` (passed through). The project\'s entries beat the user\'s; a ticket\'s beat both.',
+  }),
   max_refusals_in_a_row: z
     .int()
     .positive()

@@ -8,7 +8,7 @@ import { HOOK_EVENTS, type HooksConfig } from '../policy/hooks-schema.js';
 import { runStartRules, type PolicyLayer } from '../policy/stack.js';
 import type { ExpressionRule } from '../policy/types.js';
 import { DEFAULT_BUDGET, type SandboxMode, type Ticket, type TicketBudget } from '../ticket/types.js';
-import { sandboxParts } from '../ticket/schema.js';
+import { envChanges, sandboxParts } from '../ticket/schema.js';
 import type { ClaudeCodeLayer } from './claude-code.js';
 import type { ClaudeCodeSettings, ConfigFileSlot, ConfigLayer, LoadedConfig } from './load.js';
 import { DEFAULT_MAX_REFUSALS_IN_A_ROW, LOOKS_LIKE_ALIAS } from './schema.js';
@@ -42,6 +42,8 @@ export interface Settings {
   /** Secret-named worktree files every ticket exposes. */
   sandboxExpose: Sourced<string>[];
   maxRefusalsInARow: Sourced<number>;
+  /** The commands' environment as config changes it, by name (the project's entry beats the user's). */
+  env: Record<string, Sourced<string | null | true>>;
   /** The SDK's per-request timeout and retries, when config sets them. */
   modelApi: { timeoutMs?: number; maxRetries?: number };
   /** Where each model_api value came from, for `corral config`. */
@@ -54,8 +56,8 @@ export interface Settings {
   runStart: ExpressionRule[];
   /** Whether Claude Code's settings files are read, which were found, and what in them corral ignores. */
   claudeCode: { enabled: Sourced<boolean>; files: ClaudeCodeSettings['files']; ignored: Sourced<string>[] };
-  /** Claude Code's `env`: later scopes win per name (local over project over user). */
-  env: Record<string, Sourced<string>>;
+  /** Claude Code's `env`: later scopes win per name (local over project over user); corral's own `env` beats it. */
+  claudeCodeEnv: Record<string, Sourced<string>>;
   /** Claude Code's `permissions.additionalDirectories`: folders commands may read. */
   additionalDirectories: Sourced<string>[];
 }
@@ -78,6 +80,7 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files' | 'cl
     sandboxRead: [],
     sandboxExpose: [],
     maxRefusalsInARow: { value: DEFAULT_MAX_REFUSALS_IN_A_ROW, from: DEFAULT },
+    env: Object.create(null) as Record<string, Sourced<string | null | true>>,
     modelApi: {},
     modelApiFrom: {},
     hooks: {},
@@ -85,7 +88,7 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files' | 'cl
     policyLayers: [],
     runStart: [],
     claudeCode: { enabled: loaded.claudeCode?.enabled ?? { value: true, from: DEFAULT }, files: loaded.claudeCode?.files ?? [], ignored: [] },
-    env: Object.create(null) as Record<string, Sourced<string>>,
+    claudeCodeEnv: Object.create(null) as Record<string, Sourced<string>>,
     additionalDirectories: [],
   };
   // corral's files and Claude Code's in the order they stack: every user file, then the project's, then the local one.
@@ -133,6 +136,10 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files' | 'cl
       settings.modelApi.maxRetries = data.model_api.max_retries;
       settings.modelApiFrom.max_retries = { value: data.model_api.max_retries, from: fromLayer(layer, ['model_api', 'max_retries']) };
     }
+    const listed = Array.isArray(data.env);
+    Object.entries(envChanges(data.env)).forEach(([name, value], index) => {
+      settings.env[name] = { value, from: fromLayer(layer, ['env', listed ? index : name]) };
+    });
     if (data.max_refusals_in_a_row !== undefined) settings.maxRefusalsInARow = { value: data.max_refusals_in_a_row, from: fromLayer(layer, ['max_refusals_in_a_row']) };
     for (const event of HOOK_EVENTS) {
       for (const [groupIndex, group] of (data.hooks?.[event] ?? []).entries()) {
@@ -172,7 +179,7 @@ function addClaudeCodeLayer(settings: Settings, layer: ClaudeCodeLayer): void {
       });
     });
   }
-  for (const [name, value] of Object.entries(layer.env)) settings.env[name] = { value, from: from(['env', name]) };
+  for (const [name, value] of Object.entries(layer.env)) settings.claudeCodeEnv[name] = { value, from: from(['env', name]) };
   for (const dir of layer.additionalDirectories) settings.additionalDirectories.push({ value: dir.value, from: from(['permissions', 'additionalDirectories', dir.index]) });
   // As in Claude Code, a working directory added there may be read without asking (its
   // secrets stay denied by the baseline; writes stay in the worktree).
@@ -206,7 +213,7 @@ export function claudeCodeNotice(settings: Settings): string | null {
  */
 export function settingsToolEnv(settings: Settings, passed: readonly string[]): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [name, sourced] of Object.entries(settings.env)) {
+  for (const [name, sourced] of Object.entries(settings.claudeCodeEnv)) {
     if (SECRET_NAME.test(name) && !passed.includes(name)) continue;
     env[name] = sourced.value;
   }
@@ -249,6 +256,7 @@ export function applySettings(ticket: Ticket, settings: Settings, options: { mod
       sandboxChosen: ticket.given.sandbox !== undefined || settings.sandbox.from !== DEFAULT,
       sandboxRead: unique([...settings.sandboxRead.map((entry) => entry.value), ...ticket.sandboxRead]),
       sandboxExpose: unique([...settings.sandboxExpose.map((entry) => entry.value), ...ticket.sandboxExpose]),
+      env: { ...Object.fromEntries(Object.entries(settings.env).map(([name, sourced]) => [name, sourced.value])), ...ticket.env },
     },
     problems,
   };

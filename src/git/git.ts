@@ -185,8 +185,54 @@ function readsNoContent(args: string[]): boolean {
 // A config key is never split across lines, and a filter driver, an include or a per-worktree
 // config file is named in the repository's config file by these words: without them no filter
 // can be defined, and no git process is needed to know it (the usual case).
-const MAY_DEFINE_FILTERS = /filter|include|worktreeconfig/i;
-const FILTER_LISTING = ['config', '--includes', '-z', '--name-only', '--get-regexp', '^filter\\.'];
+const MAY_DEFINE_FILTERS = /filter|include|worktreeconfig|lfs/i;
+const FILTER_LISTING = ['config', '--includes', '-z', '--name-only', '--get-regexp', '^(filter|lfs)\\.'];
+
+/**
+ * Settings of git-lfs that name a program it would run (an extension's clean or smudge
+ * command, a transfer agent): in the repository's own config, they make corral leave
+ * the lfs filter off for it, as for any filter the repository names.
+ */
+const LFS_RUNS_PROGRAM = /^lfs\.(extension\.|customtransfer\.|standalonetransferagent$)/i;
+
+const LFS_FILTER_KEYS = ['clean', 'smudge', 'process', 'required'] as const;
+
+/**
+ * The lfs filter from the user's own global git config (`git lfs install`), read once:
+ * the one filter corral's git runs, so that its checkout holds the files and not their
+ * pointers, and a changed file is committed as a pointer. Like `readGlobalIdentity`, a
+ * deliberate read of named keys of the global config only, includes not followed,
+ * nothing the config names run; the repository's own definition never counts.
+ */
+let userLfsFilter: Partial<Record<(typeof LFS_FILTER_KEYS)[number], string>> | null | undefined;
+
+function readUserLfsFilter(): Partial<Record<(typeof LFS_FILTER_KEYS)[number], string>> | null {
+  if (userLfsFilter !== undefined) return userLfsFilter;
+  userLfsFilter = null;
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', GIT_CONFIG_NOSYSTEM: '1' };
+  for (const name of ['XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL']) if (process.env[name]) env[name] = process.env[name];
+  try {
+    const listed = execFileSync('git', ['config', '--global', '--no-includes', '-z', '--get-regexp', '^filter\\.lfs\\.(clean|smudge|process|required)$'], {
+      cwd: '/',
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 10_000,
+    });
+    const filter: Partial<Record<(typeof LFS_FILTER_KEYS)[number], string>> = {};
+    for (const record of listed.split('\0')) {
+      const newline = record.indexOf('\n');
+      if (newline === -1) continue;
+      const name = record.slice('filter.lfs.'.length, newline).toLowerCase() as (typeof LFS_FILTER_KEYS)[number];
+      filter[name] = record.slice(newline + 1);
+    }
+    // Without a command there is no filter to run.
+    if (filter.clean || filter.smudge || filter.process) userLfsFilter = filter;
+  } catch {
+    // Exit 1: the user has no lfs filter; git-lfs is not set up for them.
+  }
+  return userLfsFilter;
+}
 
 /**
  * Environment that switches off every filter driver the repository's config names (its
@@ -199,7 +245,7 @@ async function filterOverrides(cwd: string, args: string[], env: Record<string, 
   // The call's own GIT_DIR, when it names one, is the repository whose config counts.
   const configFile = env.GIT_DIR === undefined ? (await gitPaths(cwd)).config : `${env.GIT_DIR}/config`;
   const config = await readFile(configFile, 'utf8').catch(() => '');
-  if (!MAY_DEFINE_FILTERS.test(config)) return {};
+  if (!MAY_DEFINE_FILTERS.test(config)) return overridesFromListing(1, '', '');
   // A config that reads no other file says the same thing as long as its text is the same
   // (git-lfs puts a filter in many repositories' config): one listing per text.
   const selfContained = !READS_OTHER_CONFIG.test(config);
@@ -229,7 +275,7 @@ function filterOverridesSync(cwd: string, args: string[]): Record<string, string
   } catch {
     // No config file: no filter.
   }
-  if (!MAY_DEFINE_FILTERS.test(config)) return {};
+  if (!MAY_DEFINE_FILTERS.test(config)) return overridesFromListing(1, '', '');
   try {
     return overridesFromListing(0, startGitSync(cwd, FILTER_LISTING, {}, { stderr: 'pipe' }), '');
   } catch (error) {
@@ -241,23 +287,29 @@ function filterOverridesSync(cwd: string, args: string[]): Record<string, string
 /** The overrides for the filter drivers a `git config --name-only -z --get-regexp` listing names. */
 function overridesFromListing(exitCode: number | null, stdout: string, stderr: string): Record<string, string> {
   // Exit 1: no such key. Anything else unreadable fails the call rather than risk a filter.
-  if (exitCode === 1) return {};
-  if (exitCode !== 0) throw new GitError(FILTER_LISTING, { stdout, stderr, exitCode: exitCode ?? 1 });
+  if (exitCode !== 0 && exitCode !== 1) throw new GitError(FILTER_LISTING, { stdout, stderr, exitCode: exitCode ?? 1 });
+  const keys = exitCode === 1 ? [] : stdout.split('\0');
   const drivers = new Set<string>();
-  for (const key of stdout.split('\0')) {
+  for (const key of keys) {
+    if (!/^filter\./i.test(key)) continue;
     const first = key.indexOf('.');
     const last = key.lastIndexOf('.');
     if (first !== -1 && last > first) drivers.add(key.slice(first + 1, last));
   }
+  const lfs = keys.some((key) => LFS_RUNS_PROGRAM.test(key)) ? null : readUserLfsFilter();
   const env: Record<string, string> = {};
   let count = 0;
+  const set = (key: string, value: string): void => {
+    env[`GIT_CONFIG_KEY_${count}`] = key;
+    env[`GIT_CONFIG_VALUE_${count}`] = value;
+    count += 1;
+  };
   for (const driver of drivers) {
-    for (const [name, value] of [['clean', ''], ['smudge', ''], ['process', ''], ['required', 'false']] as const) {
-      env[`GIT_CONFIG_KEY_${count}`] = `filter.${driver}.${name}`;
-      env[`GIT_CONFIG_VALUE_${count}`] = value;
-      count += 1;
-    }
+    if (driver === 'lfs' && lfs !== null) continue;
+    for (const [name, value] of [['clean', ''], ['smudge', ''], ['process', ''], ['required', 'false']] as const) set(`filter.${driver}.${name}`, value);
   }
+  // Every key of the driver, so that none of the repository's own stays in force.
+  if (lfs !== null) for (const name of LFS_FILTER_KEYS) set(`filter.lfs.${name}`, lfs[name] ?? (name === 'required' ? 'false' : ''));
   if (count > 0) env.GIT_CONFIG_COUNT = String(count);
   return env;
 }

@@ -16,7 +16,7 @@ export function formatProgress(ticketId: string, event: RunEvent, c: ChalkInstan
       return `${tag} worktree at ${event.baseCommit.slice(0, 12)}`;
     case 'sandbox':
       if (event.warning) return `${tag} ${c.yellow(v(event.warning))}`;
-      return `${tag} sandbox: ${event.kind === 'none' ? `none${event.reaper ? `, processes ended by a ${event.reaper} subreaper` : ''}` : `bwrap, ${event.network ? 'with' : 'no'} network`}`;
+      return `${tag} sandbox: ${event.kind === 'none' ? `none${event.reaper ? `, processes ended by a ${event.reaper} subreaper` : ''}` : `bwrap, ${event.network ? 'with' : 'no'} network${event.setupNetwork === undefined || event.setupNetwork === event.network ? '' : ` (setup ${event.setupNetwork ? 'with' : 'without'} it)`}`}`;
     case 'secrets_masked': {
       if (event.masked.length === 0 && event.exposed.length === 0) return null;
       const exposed = event.exposed.length > 0 ? `; exposed by the ticket: ${event.exposed.map(v).join(', ')}` : '';

@@ -7,6 +7,7 @@ import type { Outcome } from '../trace/outcome.js';
 import { formatCheckFeedback, runChecks, runTicketCommand } from './checks.js';
 import type { Run } from './prepare.js';
 import type { RunWorkspace, Workspace } from './workspace-stage.js';
+import { nodeModulesKey, restoreNodeModules, storeNodeModules, type RepoCache } from '../workspace/repo-cache.js';
 
 const MAX_TOKENS = 8_192;
 
@@ -109,8 +110,9 @@ async function runSetup(run: Run, workspace: Workspace): Promise<Outcome> {
   const { ticket, options, meter } = run;
   const deadline = AbortSignal.timeout(Math.max(0, ticket.budget.minutes * 60_000 - meter.elapsedMs()));
   const signal = AbortSignal.any([options.interrupt, deadline]);
+  const reuse = await reusableNodeModules(run, workspace);
   for (const command of ticket.setup) {
-    const result = await runTicketCommand(command, workspace.commands, signal);
+    const result = await runTicketCommand(command, workspace.setupCommands, signal);
     run.emit({ type: 'setup', name: result.name, exitCode: result.exitCode, timedOut: result.timedOut, durationMs: result.durationMs, output: result.output });
     if (options.interrupt.aborted) return { kind: 'interrupted', finalText: '' };
     if (deadline.aborted) return { kind: 'budget_exhausted', exceeded: { which: 'minutes', detail: `${ticket.budget.minutes} minute limit reached during setup` }, finalText: '' };
@@ -118,5 +120,30 @@ async function runSetup(run: Run, workspace: Workspace): Promise<Outcome> {
       return { kind: 'setup_failed', reason: `setup command \`${command.run}\` ${result.timedOut ? 'timed out' : `exited ${result.exitCode}`}` };
     }
   }
+  // Kept as setup left it, before the agent's first command can change it.
+  if (reuse !== undefined && !reuse.restored) {
+    await storeNodeModules(reuse.cache, reuse.key, workspace.worktree.dir).catch((error: unknown) => run.warn(`could not keep node_modules for the next run: ${describe(error)}`));
+  }
   return undefined;
+}
+
+/**
+ * The `node_modules` an earlier run's setup made from the same lockfile, put into the
+ * worktree before setup runs (which then has little left to do); undefined when nothing
+ * can be reused or kept (no cache folder, no lockfile).
+ */
+async function reusableNodeModules(run: Run, workspace: Workspace): Promise<{ cache: RepoCache; key: string; restored: boolean } | undefined> {
+  const cache = workspace.repoCache;
+  if (cache === null) return undefined;
+  const key = await nodeModulesKey(workspace.worktree.dir, run.ticket.setup.map((command) => command.run));
+  if (key === null) return undefined;
+  const restored = await restoreNodeModules(cache, key, workspace.worktree.dir).catch((error: unknown) => {
+    run.warn(`could not reuse the stored node_modules: ${describe(error)}`);
+    return false;
+  });
+  return { cache, key, restored };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -29,14 +29,16 @@ export async function dryRunGuard(ticketFile: string | undefined, cwd: string, h
   const settings = settingsFrom(loaded);
   const layers = settings.policyLayers;
   const mode = sandbox ?? ticket?.given.sandbox ?? settings.sandbox.value;
+  // As a run gets it: config's env first, the ticket's winning.
+  const configEnv = Object.fromEntries(Object.entries(settings.env).map(([name, sourced]) => [name, sourced.value]));
   const assumed: GuardSandbox = { kind: await sandboxKindOf(mode, hostEnv), network: ticket?.network ?? false };
   if (ticket !== undefined) {
-    return createGuard({ worktree: ticket.repo, tmpDir: DRY_RUN_TMP, env: buildToolEnv(hostEnv, ticket.env, DRY_RUN_TMP, settingsToolEnv(settings, ticket.env)), ticket, layers, sandbox: assumed });
+    return createGuard({ worktree: ticket.repo, tmpDir: DRY_RUN_TMP, env: buildToolEnv(hostEnv, { ...settingsToolEnv(settings, Object.keys({ ...configEnv, ...ticket.env })), ...configEnv, ...ticket.env }, { tmpDir: DRY_RUN_TMP, offline: !assumed.network }), ticket, layers, sandbox: assumed });
   }
   return createGuard({
     worktree: root,
     tmpDir: DRY_RUN_TMP,
-    env: buildToolEnv(hostEnv, [], DRY_RUN_TMP, settingsToolEnv(settings, [])),
+    env: buildToolEnv(hostEnv, { ...settingsToolEnv(settings, Object.keys(configEnv)), ...configEnv }, { tmpDir: DRY_RUN_TMP, offline: !assumed.network }),
     ticket: { id: 'dry-run', labels: [], allow: ['**'], forbid: [], checks: [], file: '' },
     layers,
     sandbox: assumed,

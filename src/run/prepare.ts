@@ -114,7 +114,8 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
     throw new Error(`cannot make the run directory ${runDir}: ${describeWriteError(error)}`, { cause: error });
   }
   // Claude Code's `env` may set a secret too: its value is redacted like the host's.
-  const secrets = secretValues({ ...Object.fromEntries(Object.entries(settings.env).map(([name, sourced]) => [name, sourced.value])), ...options.env });
+  const configValues = Object.entries(settings.env).flatMap(([name, sourced]) => (typeof sourced.value === 'string' ? [[name, sourced.value] as const] : []));
+  const secrets = secretValues({ ...Object.fromEntries(Object.entries(settings.claudeCodeEnv).map(([name, sourced]) => [name, sourced.value])), ...Object.fromEntries(configValues), ...options.env });
   // What hooks get from corral's environment by name is as secret as a key: redacted too.
   const redact = createRedactor([...secrets, ...hookHostValues(settings, options.env, secrets)]);
   const traceFile = path.join(runDir, 'trace.jsonl');

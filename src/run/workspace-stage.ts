@@ -9,6 +9,7 @@ import { trackLeftover } from '../proc/leftovers.js';
 import { findSubreaper, NO_SUBREAPER_WARNING } from '../proc/subreaper.js';
 import type { ToolContext } from '../tools/types.js';
 import { hostDifferences, recordHostState, type HostState } from '../workspace/host-integrity.js';
+import { openRepoCache, type RepoCache } from '../workspace/repo-cache.js';
 import { createWorktree, releaseWorktree, removeWorktree, runTempDirOf, type Worktree } from '../workspace/worktree.js';
 import { createCallPipeline, type CallPipeline } from './call-pipeline.js';
 import type { CommandSite } from './checks.js';
@@ -28,8 +29,12 @@ export interface Workspace {
   sandbox: Sandbox;
   guard: Guard;
   pipeline: CallPipeline;
-  /** Where setup and checks run. */
+  /** Where checks run (the agent's Bash calls run alike). */
   commands: CommandSite;
+  /** Where setup runs: the network unless the ticket turned it off, and the package cache. */
+  setupCommands: CommandSite;
+  /** This repository's cache (package downloads, `node_modules` by lockfile); null without a cache folder. */
+  repoCache: RepoCache | null;
   toolContext(signal: AbortSignal): ToolContext;
   /** From now on the agent's commands see the worktree's secret files as empty. */
   maskSecrets(): void;
@@ -120,12 +125,18 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   emit({ type: 'worktree', dir: worktree.dir, baseCommit: run.baseCommit });
   // mkdir fails on anything already there.
   await mkdir(tempDir, { mode: 0o700 });
-  const env = buildToolEnv(options.env, ticket.env, tempDir, settingsToolEnv(settings, ticket.env));
+  // Claude Code's `env` under the config's and the ticket's (which may name a secret of it to pass it).
+  // Hooks run trusted, outside the sandbox, with the network: no offline settings.
+  const env = buildToolEnv(options.env, { ...settingsToolEnv(settings, Object.keys(ticket.env)), ...ticket.env }, { tmpDir: tempDir });
   const claudeNotice = claudeCodeNotice(settings);
   if (claudeNotice !== null) run.warn(claudeNotice);
-  for (const [name, sourced] of Object.entries(settings.env)) {
-    if (SECRET_NAME.test(name) && !ticket.env.includes(name)) run.warn(`env ${name} (${sourced.from}) looks like a secret, so tools do not get it; name it in the ticket's env: to pass it`);
+  for (const [name, sourced] of Object.entries(settings.claudeCodeEnv)) {
+    if (SECRET_NAME.test(name) && !Object.hasOwn(ticket.env, name)) run.warn(`env ${name} (${sourced.from}) looks like a secret, so tools do not get it; name it in the ticket's env: to pass it`);
   }
+  const repoCache = ticket.setup.length === 0 ? null : await openRepoCache(ticket.repo, options.env).catch((error: unknown) => {
+    run.warn(`no package cache for setup: ${error instanceof Error ? error.message : String(error)}`);
+    return null;
+  });
   // Loaded here, while the first request is out: the guard's shell analysis is the
   // largest part of corral's code, and nothing before that request needs it.
   const [{ hookScriptFiles }, { createGuard }] = await Promise.all([import('../guard/hook-scripts.js'), import('../guard/guard.js')]);
@@ -142,6 +153,8 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     worktree: worktree.dir,
     tmpDir: tempDir,
     network: ticket.network,
+    setupNetwork: ticket.setupNetwork,
+    ...(repoCache ? { setupWritable: [repoCache.packages] } : {}),
     ...(env.HOME ? { home: env.HOME } : {}),
     ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
     readPaths: [...ticket.sandboxRead, ...readableDirectories(settings, env.HOME, run.warn)],
@@ -155,13 +168,21 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     type: 'sandbox',
     kind: sandbox.kind,
     network: sandbox.network,
+    ...(ticket.setup.length > 0 ? { setupNetwork: sandbox.setup.network } : {}),
     ...(reaper ? { reaper: reaper.kind } : {}),
     ...(sandboxWarnings.length > 0 ? { warning: sandboxWarnings.join('; ') } : {}),
+  });
+  // Without the network, package managers are told they are offline, so they fail at once.
+  const agentEnv = buildToolEnv(options.env, ticket.env, { tmpDir: tempDir, offline: !sandbox.network });
+  const setupEnv = buildToolEnv(options.env, ticket.env, {
+    tmpDir: tempDir,
+    offline: !sandbox.setup.network,
+    ...(repoCache ? { packageCache: repoCache.packages } : {}),
   });
   const guard = createGuard({
     worktree: worktree.dir,
     tmpDir: tempDir,
-    env,
+    env: agentEnv,
     ticket,
     layers: settings.policyLayers,
     hookScripts,
@@ -200,8 +221,10 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     sandbox,
     guard,
     pipeline,
-    commands: { cwd: worktree.dir, env, outputCap: OUTPUT_CAP, sandbox },
-    toolContext: (signal) => ({ worktree: worktree.dir, env, signal, outputCap: OUTPUT_CAP, bashTimeoutMs: 2 * 60_000, bashMaxTimeoutMs: 10 * 60_000, sandbox }),
+    commands: { cwd: worktree.dir, env: agentEnv, outputCap: OUTPUT_CAP, sandbox },
+    setupCommands: { cwd: worktree.dir, env: setupEnv, outputCap: OUTPUT_CAP, sandbox: sandbox.setup },
+    repoCache,
+    toolContext: (signal) => ({ worktree: worktree.dir, env: agentEnv, signal, outputCap: OUTPUT_CAP, bashTimeoutMs: 2 * 60_000, bashMaxTimeoutMs: 10 * 60_000, sandbox }),
     maskSecrets: () => {
       // Setup is the ticket author's and sees the worktree's secrets; the agent's commands
       // and the checks (which run the agent's code) see them as empty.

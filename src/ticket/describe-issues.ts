@@ -73,6 +73,11 @@ function describeIssue(issue: Issue, prefix: readonly PropertyKey[], input: unkn
       const customHint: unknown = issue.params?.['hint'];
       return [{ path, target: 'value', message: issue.message, hint: typeof customHint === 'string' ? customHint : hint }];
     }
+    case 'invalid_key': {
+      // A mapping's key that breaks its rule (`env: {1X: a}`): the rule's own message.
+      const key = issue.issues[0];
+      return [{ path: [...path], target: 'key', message: key?.message ?? issue.message, hint }];
+    }
     case 'invalid_union':
       return describeUnionIssue(issue, path, input, hint, names);
     default:

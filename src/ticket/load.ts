@@ -63,6 +63,7 @@ export async function checkTicketFile(file: string): Promise<TicketCheck> {
   const parsedFields = ticketFileSchema.safeParse(fields);
   if (!parsedFields.success) problems.push(...describeIssues(parsedFields.error.issues, fields));
   if (!isMapping(fields)) return done(problems);
+  problems.push(...checkSetupNetwork(fields));
 
   const id = typeof fields['id'] === 'string' ? fields['id'] : path.parse(file).name;
   if (fields['id'] === undefined) problems.push(...checkFileNameId(id));
@@ -81,6 +82,15 @@ export async function checkTicketFile(file: string): Promise<TicketCheck> {
     model: model.model,
   });
   return { ticket, problems: [] };
+}
+
+/** `setup_network` and `network: {setup}` may both be written only when they agree. */
+function checkSetupNetwork(fields: Record<string, unknown>): FieldProblem[] {
+  const short = fields['setup_network'];
+  const network = fields['network'];
+  const long = isMapping(network) ? network['setup'] : undefined;
+  if (typeof short !== 'boolean' || typeof long !== 'boolean' || short === long) return [];
+  return [{ path: ['setup_network'], target: 'key', message: `says ${String(short)} while \`network.setup\` says ${String(long)}`, hint: 'keep one of them' }];
 }
 
 /** In a Markdown ticket the text after the front matter is the task, unless `task:` is also set. */

@@ -1,4 +1,4 @@
-import { sandboxParts, type TicketFile, type TicketFileCommand } from './schema.js';
+import { envChanges, networkParts, sandboxParts, type TicketFile, type TicketFileCommand } from './schema.js';
 import {
   DEFAULT_BUDGET,
   DEFAULT_CHECK_ROUNDS,
@@ -26,6 +26,7 @@ export interface TicketFacts {
 /** Builds the `Ticket` the run uses: defaults filled in, commands in one shape. */
 export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket {
   const sandbox = sandboxParts(fields.sandbox);
+  const network = networkParts(fields.network, fields.setup_network);
   return {
     file: facts.file,
     id: facts.id,
@@ -44,12 +45,13 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     allowEmpty: fields.allow_empty ?? false,
     policy: fields.policy,
     labels: fields.labels ?? [],
-    env: fields.env ?? [],
+    env: envChanges(fields.env),
     sandbox: sandbox.mode ?? 'auto',
     sandboxChosen: sandbox.mode !== undefined,
     sandboxRead: sandbox.read,
     sandboxExpose: sandbox.expose,
-    network: fields.network ?? false,
+    network: network.agent,
+    setupNetwork: network.setup,
     instructions: fields.instructions ?? true,
     given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}) },
   };

@@ -70,6 +70,64 @@ export function sandboxParts(field: SandboxField | undefined): { mode?: z.output
   return { ...(field.mode ? { mode: field.mode } : {}), read: field.read ?? [], expose: field.expose ?? [] };
 }
 
+/**
+ * Variables that reach no command whatever `env` says: corral's own model credentials.
+ * A ticket may still set one to a value it writes out (that value is the author's).
+ */
+export const NEVER_PASSED = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'];
+
+const envName = z.string().regex(ENV_NAME_PATTERN, {
+  error: (issue) => `\`${String(issue.input)}\` is not an environment variable name`,
+});
+const neverPassed = (name: string): string => `${name} is corral's own model key and never reaches a command; set the value a command needs under another name`;
+
+/** `env: [NAME]` or `env: {NAME: value | null | true}`. */
+export const envSchema = z.union([
+  z.array(envName).superRefine((names, ctx) => {
+    names.forEach((name, index) => {
+      if (NEVER_PASSED.includes(name)) ctx.addIssue({ code: 'custom', path: [index], message: neverPassed(name) });
+    });
+  }),
+  z
+    .record(
+      envName,
+      z.union([z.string().refine((value) => !value.includes('\0'), { error: 'a value cannot hold a NUL byte' }), z.number().transform(String), z.boolean(), z.null()]),
+    )
+    .superRefine((entries, ctx) => {
+      for (const [name, value] of Object.entries(entries)) {
+        if (value === false) ctx.addIssue({ code: 'custom', path: [name], message: 'false is not a value: write null to unset it, true to pass it through, or text such as "false"' });
+        if (value === true && NEVER_PASSED.includes(name)) ctx.addIssue({ code: 'custom', path: [name], message: neverPassed(name) });
+      }
+    }),
+]);
+export type EnvField = z.output<typeof envSchema>;
+type EnvValue = string | null | true;
+
+/** The list and the mapping form alike: a name to its value, `null` to unset, `true` to pass through. */
+export function envChanges(field: EnvField | undefined): Record<string, string | null | true> {
+  const changes: Record<string, string | null | true> = Object.create(null) as Record<string, string | null | true>;
+  if (field === undefined) return changes;
+  if (Array.isArray(field)) for (const name of field) changes[name] = true;
+  else for (const [name, value] of Object.entries(field)) if (value !== false) changes[name] = value as EnvValue;
+  return changes;
+}
+
+/** `network: true`, or `network: {setup, agent}`. */
+export const networkSchema = z.union([
+  z.boolean(),
+  z.strictObject({
+    setup: z.boolean().optional().meta({ description: 'Whether setup commands (written by the ticket\'s author) get the network.', default: true }),
+    agent: z.boolean().optional().meta({ description: 'Whether the agent\'s Bash calls and the checks get the network.', default: false }),
+  }),
+]);
+export type NetworkField = z.output<typeof networkSchema>;
+
+/** Which phases have the network: setup unless turned off, the agent's commands only when turned on. */
+export function networkParts(field: NetworkField | undefined, setupNetwork?: boolean): { setup: boolean; agent: boolean } {
+  if (field === undefined || typeof field === 'boolean') return { setup: setupNetwork ?? true, agent: field ?? false };
+  return { setup: setupNetwork ?? field.setup ?? true, agent: field.agent ?? false };
+}
+
 export const budgetSchema = z.strictObject({
   steps: z.int().positive().optional().meta({ description: 'Model turns.', default: DEFAULT_BUDGET.steps }),
   tokens: z.int().positive().optional().meta({ description: 'Input plus output tokens.', default: DEFAULT_BUDGET.tokens }),
@@ -128,22 +186,30 @@ export const ticketFileSchema = z.strictObject({
     .meta({ description: 'Whether a run that changes nothing may pass.', default: false }),
   policy: policySchema.optional().meta({ description: 'Extra guard rules for this ticket (see docs/guard.md).' }),
   labels: z.array(z.string().min(1)).optional().meta({ description: 'Free-form tags for rules and reports.' }),
-  env: z
-    .array(
-      z.string().regex(ENV_NAME_PATTERN, {
-        error: (issue) => `\`${String(issue.input)}\` is not an environment variable name`,
-      }),
-    )
+  env: envSchema
     .optional()
-    .meta({ description: 'Names of environment variables passed through to tools and checks.' }),
+    .meta({
+      description:
+        'The environment of setup, tools and checks: a list of names passed through from corral\'s environment, or a mapping of a name to a value (set), `null` (unset, also one corral sets) or `true` (passed through).',
+    }),
   sandbox: sandboxSchema
     .optional()
     .meta({ description: 'How commands are isolated (`auto`, `bwrap`, `none`), or `{mode, read, expose}`; `auto` uses bubblewrap where it works.', default: 'auto' }),
-  network: z.boolean().optional().meta({ description: 'Whether sandboxed commands get network access.', default: false }),
   instructions: z
     .boolean()
     .optional()
     .meta({ description: "Whether the repository's AGENTS.md and CLAUDE.md files go into the system prompt.", default: true }),
+  setup_network: z
+    .boolean()
+    .optional()
+    .meta({ description: 'Whether setup commands get the network: the same as `network: {setup: ...}`.', default: true }),
+  network: networkSchema
+    .optional()
+    .meta({
+      description:
+        'Network for sandboxed commands: `true`/`false` for the agent\'s Bash calls and the checks, or `{setup, agent}`. Setup has the network unless `setup: false`.',
+      default: false,
+    }),
 });
 
 /** A ticket file after schema validation, before paths are resolved and defaults filled in. */
@@ -158,6 +224,7 @@ export function fieldNamesAt(path: readonly PropertyKey[]): string[] {
   if (path.length === 0) return Object.keys(ticketFileSchema.shape);
   if (path.length === 1 && path[0] === 'budget') return Object.keys(budgetSchema.shape);
   if (path.length === 1 && path[0] === 'sandbox') return Object.keys(sandboxObjectSchema.shape);
+  if (path.length === 1 && path[0] === 'network') return ['setup', 'agent'];
   if (path.length === 2 && (path[0] === 'setup' || path[0] === 'checks')) return Object.keys(commandObjectSchema.shape);
   if (path.length === 1 && path[0] === 'policy') return POLICY_FIELDS;
   if (path.length === 3 && path[0] === 'policy' && path[1] === 'rules') return EXPRESSION_RULE_FIELDS;

@@ -16,6 +16,8 @@ export interface TicketBudget {
   usd?: number;
 }
 
+export type EnvChanges = Record<string, string | null | true>;
+
 export type SandboxMode = 'bwrap' | 'none' | 'auto';
 
 /** A ticket after validation and normalisation: paths absolute, defaults filled in. */
@@ -46,8 +48,12 @@ export interface Ticket {
   /** Extra guard rules for this ticket, as written; enforced once the guard lands. */
   policy?: PolicyFile;
   labels: string[];
-  /** Names of environment variables passed through to tools and checks. */
-  env: string[];
+  /**
+   * How the commands' environment differs from corral's own for them: a name to its
+   * value, `null` to unset it (also one corral sets), `true` to pass it through from
+   * corral's environment. Config's entries come first; the ticket's win.
+   */
+  env: EnvChanges;
   sandbox: SandboxMode;
   /** Whether the ticket or a config named the sandbox (unattended runs need one, or a choice). */
   sandboxChosen: boolean;
@@ -55,9 +61,12 @@ export interface Ticket {
   sandboxRead: string[];
   /** Secret-named worktree files the agent may read (worktree-relative). */
   sandboxExpose: string[];
+  /** Whether the agent's Bash calls and the checks get the network (`network: true`). */
   network: boolean;
   /** Whether the repository's AGENTS.md and CLAUDE.md go into the system prompt (absent: they do). */
   instructions?: boolean;
+  /** Whether setup commands get the network: yes, unless `network: {setup: false}`. */
+  setupNetwork: boolean;
   /** What the ticket file itself set, so config defaults fill only the rest. */
   given: { budget: Partial<TicketBudget>; sandbox?: SandboxMode };
 }

@@ -61,6 +61,8 @@ const EVENT_SCHEMAS = [
   event('sandbox', {
     kind: z.enum(['bwrap', 'none']),
     network: z.boolean(),
+    /** Whether setup commands had the network (only when the ticket has setup). */
+    setupNetwork: z.boolean().optional(),
     /** Without bubblewrap: the child subreaper that ends a command's processes, or none. */
     reaper: z.enum(['perl', 'python3', 'none']).optional(),
     warning: z.string().optional(),

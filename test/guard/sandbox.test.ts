@@ -262,6 +262,25 @@ const installed = findExecutable('bwrap', process.env.PATH ?? '') !== undefined;
 const skipSandbox = process.env.CORRAL_TEST_NO_SANDBOX === '1' || !installed;
 if (!probe.ok) process.stderr.write(`sandbox tests skipped: ${installed ? probe.reason : 'bubblewrap is not installed (apt-get install bubblewrap)'}\n`);
 
+describe.skipIf(!probe.ok)('the setup sandbox', () => {
+  it('has the network unless turned off, and its package cache is writable; the agent\'s sandbox has neither', async () => {
+    const { worktree } = repoAndWorktree();
+    const tmp = hiddenTemp('corral-sbx-tmp-');
+    const cache = hiddenTemp('corral-sbx-cache-');
+    const sandbox = await createSandbox({ mode: 'bwrap', worktree, tmpDir: tmp, network: false, setupWritable: [cache] });
+    const setup = sandbox.setup.wrap(['true'], worktree).join(' ');
+    const agent = sandbox.wrap(['true'], worktree).join(' ');
+    expect(sandbox.setup.network).toBe(true);
+    expect(setup).not.toContain('--unshare-net');
+    expect(setup).toContain(`--bind ${cache} ${cache}`);
+    expect(agent).toContain('--unshare-net');
+    expect(agent).not.toContain(cache);
+    const offline = await createSandbox({ mode: 'bwrap', worktree, tmpDir: hiddenTemp(), network: false, setupNetwork: false });
+    expect(offline.setup.network).toBe(false);
+    expect(offline.setup.wrap(['true'], worktree)).toContain('--unshare-net');
+  });
+});
+
 describe('this machine', () => {
   it.skipIf(skipSandbox)('has a working bubblewrap, as it has one installed (set CORRAL_TEST_NO_SANDBOX=1 to skip the sandbox tests)', () => {
     expect(probe).toMatchObject({ ok: true });
@@ -643,7 +662,7 @@ describe('the tools\' git', () => {
     git(planted, ['config', 'core.fsmonitor', path.join(planted, 'hook')]);
     git(planted, ['config', 'core.bare', 'false']);
     git(planted, ['config', 'core.worktree', path.join(dir, 'src')]);
-    const env = buildToolEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'user.name', GIT_CONFIG_VALUE_0: 'Ticket' }, ['GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0'], dir);
+    const env = buildToolEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'user.name', GIT_CONFIG_VALUE_0: 'Ticket' }, { GIT_CONFIG_COUNT: true, GIT_CONFIG_KEY_0: true, GIT_CONFIG_VALUE_0: true }, { tmpDir: dir });
     expect(env).toMatchObject({ GIT_CONFIG_COUNT: '3', GIT_CONFIG_KEY_0: 'user.name', GIT_CONFIG_KEY_1: 'safe.bareRepository', GIT_CONFIG_VALUE_1: 'explicit', GIT_CONFIG_KEY_2: 'core.fsmonitor', GIT_CONFIG_VALUE_2: 'false' });
     const result = await runCommand({ command: 'git -C src/x status; git config user.name', cwd: dir, env, timeoutMs: 20_000, outputCap: 10_000 });
     expect(result.output).toContain("cannot use bare repository");

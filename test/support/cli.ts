@@ -7,6 +7,8 @@ export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 const BIN = path.join(PROJECT_ROOT, 'bin', 'corral.cjs');
 /** A config home that does not exist, so no user config is found unless a test writes one. */
 export const NO_USER_CONFIG = path.join(os.tmpdir(), 'corral-tests-no-user-config');
+/** Where runs of the tests keep setup's caches, so that they never fill the machine's ~/.cache. */
+export const TEST_CACHE_HOME = path.join(os.tmpdir(), 'corral-tests-cache');
 
 export interface CliRun {
   exitCode: number;
@@ -29,6 +31,7 @@ export async function runCli(args: string[], options: { cwd: string; env?: Recor
   env.XDG_CONFIG_HOME = NO_USER_CONFIG;
   // Nor the machine's own ~/.claude/settings.json (a test of the user scope unsets this).
   env.CLAUDE_CONFIG_DIR = NO_USER_CONFIG;
+  env.XDG_CACHE_HOME = TEST_CACHE_HOME;
   for (const [name, value] of Object.entries(options.env ?? {})) {
     if (value === undefined) delete env[name];
     else env[name] = value;

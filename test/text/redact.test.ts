@@ -12,7 +12,7 @@ describe('secrets', () => {
 
   it('builds a tool environment with no key, token or secret unless the ticket names it', () => {
     const host = { PATH: '/bin', HOME: '/h', ANTHROPIC_API_KEY: 'k', GITHUB_TOKEN: 't', DB_PASSWORD: 'p', NPM_TOKEN: 'n', OTHER: 'o' };
-    const env = buildToolEnv(host, ['NPM_TOKEN'], '/tmp/x');
+    const env = buildToolEnv(host, { NPM_TOKEN: true }, { tmpDir: '/tmp/x' });
     expect(env).toMatchObject({ PATH: '/bin', HOME: '/h', NPM_TOKEN: 'n', TMPDIR: '/tmp/x' });
     expect(env).not.toHaveProperty('ANTHROPIC_API_KEY');
     expect(env).not.toHaveProperty('GITHUB_TOKEN');

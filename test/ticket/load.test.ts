@@ -27,13 +27,14 @@ describe('loadTicket on valid tickets', () => {
       checkRounds: DEFAULT_CHECK_ROUNDS,
       allowEmpty: false,
       labels: [],
-      env: [],
+      env: {},
       sandbox: 'auto',
       sandboxChosen: false,
       sandboxRead: [],
       sandboxExpose: [],
       network: false,
       instructions: true,
+      setupNetwork: true,
     });
   });
 
@@ -95,13 +96,14 @@ describe('loadTicket on valid tickets', () => {
       allowEmpty: true,
       policy: { deny: ['Bash(curl:*)'] },
       labels: ['bug'],
-      env: ['NPM_TOKEN', '_X1'],
+      env: { NPM_TOKEN: true, _X1: true },
       sandbox: 'none',
       sandboxChosen: true,
       sandboxRead: [],
       sandboxExpose: [],
       network: true,
       instructions: true,
+      setupNetwork: true,
     });
   });
 

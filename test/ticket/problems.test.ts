@@ -57,7 +57,7 @@ describe('checkTicketFile problems', () => {
     ]);
     expect(problems.find((p) => p.field === 'budget.stpes')?.hint).toBe('did you mean `steps`?');
     expect(problems.find((p) => p.field === 'checks.1.nmae')?.hint).toBe('did you mean `name`?');
-    expect(problems.find((p) => p.field === 'network')?.message).toBe('expected true or false, got `"yes"`');
+    expect(problems.find((p) => p.field === 'network')?.message).toBe('expected true or false or a mapping, got `"yes"`');
     expect(problems.find((p) => p.field === 'checks.2')?.message).toBe('expected text or a mapping, got `12`');
   });
 

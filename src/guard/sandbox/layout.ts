@@ -80,6 +80,8 @@ export interface LayoutOptions {
   readPaths?: string[];
   /** Files inside the worktree that stay read-only all the same: the scripts hooks run, trusted and unsandboxed. */
   protectedFiles?: string[];
+  /** More folders bound writable at their own path (setup's package cache); each must exist. */
+  writable?: string[];
 }
 
 /** Reads the file system once per run: real paths, the worktree's git metadata, what exists to hide and to show. */
@@ -123,6 +125,10 @@ export function sandboxLayout(options: LayoutOptions): BwrapLayout {
     cover(commonDir!);
     objectViews.push(...options.privateGitdir!.objectStores.map((store) => ({ source: store, target: store })));
     writable.push({ source: options.privateGitdir!.dir, target: gitdir! });
+  }
+  for (const folder of options.writable ?? []) {
+    const real = realpathSync(folder);
+    writable.push({ source: real, target: real });
   }
   if (options.privateDir !== undefined) {
     const privateDir = realpathSync(options.privateDir);

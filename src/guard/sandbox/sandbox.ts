@@ -17,8 +17,13 @@ import { checkExposed, findWorktreeSecrets, type WorktreeSecrets } from './workt
 
 export interface Sandbox extends CommandSandbox {
   kind: 'bwrap' | 'none';
-  /** Whether commands can reach the network (always, without a sandbox). */
+  /** Whether the agent's commands and the checks can reach the network (always, without a sandbox). */
   network: boolean;
+  /**
+   * Where setup commands run: the same sandbox, except that it has the network unless the
+   * ticket turned it off, and setup's package cache is writable in it.
+   */
+  setup: CommandSandbox & { network: boolean };
   /** One line for the summary and the trace when `auto` found no working bubblewrap. */
   warning?: string;
   /**
@@ -36,7 +41,8 @@ export interface Sandbox extends CommandSandbox {
 const NOTHING_MASKED: WorktreeSecrets = Object.freeze({ masked: [], exposed: [] }) as WorktreeSecrets;
 
 /** Commands run as they are. */
-export const NO_SANDBOX: Sandbox = { kind: 'none', network: true, wrap: (argv) => argv, maskSecrets: () => NOTHING_MASKED, masked: [], exposed: [] };
+const UNCONFINED: CommandSandbox & { network: boolean } = { network: true, wrap: (argv) => argv };
+export const NO_SANDBOX: Sandbox = { kind: 'none', network: true, setup: UNCONFINED, wrap: (argv) => argv, maskSecrets: () => NOTHING_MASKED, masked: [], exposed: [] };
 
 export interface SandboxOptions {
   mode: SandboxMode;
@@ -44,8 +50,12 @@ export interface SandboxOptions {
   worktree: string;
   /** The run's private temp dir ($TMPDIR): writable, the sandbox's /tmp, and where the private home and gitdir are made. */
   tmpDir: string;
-  /** The ticket's `network: true`. */
+  /** The ticket's `network: true`: the agent's commands and the checks get the network. */
   network: boolean;
+  /** Setup commands get the network (unless the ticket's `network: {setup: false}`). */
+  setupNetwork?: boolean;
+  /** Folders setup commands may write besides the worktree and temp dir (the package cache); each must exist. */
+  setupWritable?: string[];
   /** The HOME commands see: the real one is hidden and a private, empty one shown there (the user's own is hidden too). */
   home?: string;
   /** Where to look for bwrap, as in PATH; default corral's own PATH. Its folders under the home stay visible. */
@@ -97,7 +107,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   const [, gitdir, commonDir] = gitMetadataOf(options.worktree).dirs;
   const privateGitdir =
     gitdir !== undefined && commonDir !== undefined ? { dir: path.join(privateDir, 'git'), ...(await makePrivateGitdir(path.join(privateDir, 'git'), { gitdir, commonDir })) } : undefined;
-  const layout = sandboxLayout({
+  const layoutOptions = {
     bwrap: probe.bwrap,
     disableUserns: probe.disableUserns,
     worktree: options.worktree,
@@ -110,11 +120,17 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     searchPath,
     readPaths,
     ...(options.protectedFiles ? { protectedFiles: options.protectedFiles } : {}),
-  });
+  };
+  const layout = sandboxLayout(layoutOptions);
+  // Setup is the ticket author's, not the agent's: the network by default, and a package
+  // cache that outlives the run. Nothing else differs; secrets are not masked yet then.
+  const setupNetwork = options.setupNetwork ?? true;
+  const setupLayout = sandboxLayout({ ...layoutOptions, network: setupNetwork, writable: options.setupWritable ?? [] });
   let secrets: WorktreeSecrets = NOTHING_MASKED;
   return {
     kind: 'bwrap',
     network: options.network,
+    setup: { network: setupNetwork, containsProcesses: true, wrap: (argv, cwd) => bwrapArgv(setupLayout, argv, cwd) },
     containsProcesses: true,
     maskSecrets() {
       secrets = findWorktreeSecrets(layout.worktree, expose);
