@@ -104,10 +104,11 @@ export function corralProgram(io: CliIo, setExitCode: (code: number) => void): C
 
   program
     .command('clean')
-    .description('remove the worktrees and directories that killed runs left in this repository (live runs are kept)')
-    .action(async () => {
+    .description('save the patch of each worktree killed runs left in this repository, then remove them and dead runs\' temp dirs (live runs are kept)')
+    .option('--force', 'also take worktrees and locks of another host\'s corral (CI containers, a shared checkout), after listing them')
+    .action(async (options: { force?: boolean }) => {
       const { cleanCommand } = await import('./commands/clean.js');
-      setExitCode(await cleanCommand(io));
+      setExitCode(await cleanCommand(io, options));
     });
 
   program
