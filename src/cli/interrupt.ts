@@ -15,6 +15,9 @@ export function interruptOnSignals(say: (line: string) => void = (line) => proce
       // At once, but without leaving a registered worktree (its work saved first), a temp
       // dir, a lock or a command behind.
       for (const line of cleanUpLeftoversNow()) writeQuietly(`corral: ${line}\n`);
+      // The signals' own defaults back: an exit held up (a read stuck in the thread pool
+      // is waited for) still ends on the next one.
+      for (const signal of STOP_SIGNALS) process.removeAllListeners(signal);
       process.exit(130);
     }
     say(`corral: ${name}, stopping (again to quit at once)`);
