@@ -98,22 +98,31 @@ function walkPatch(file: string, secrets: SecretValue[], valuesAlways: boolean, 
   const fd = openSync(file, 'r');
   try {
     const chunk = Buffer.alloc(WINDOW_BYTES);
-    let carry = '';
+    let carry = Buffer.alloc(0);
     let inHunk = false;
     let ended = false;
     while (!ended) {
       const read = readSync(fd, chunk, 0, chunk.length, null);
       ended = read === 0;
-      let text = carry + chunk.toString('latin1', 0, read);
-      let rest = '';
+      const joined = carry.length === 0 ? chunk.subarray(0, read) : Buffer.concat([carry, chunk.subarray(0, read)]);
+      let window = joined;
+      let rest = Buffer.alloc(0);
       if (!ended) {
-        const cut = text.lastIndexOf('\n') + 1;
+        const cut = joined.lastIndexOf(0x0a) + 1;
         // A line longer than a window is cut where the window ends.
         if (cut > 0) {
-          rest = text.slice(cut);
-          text = text.slice(0, cut);
+          rest = Buffer.from(joined.subarray(cut));
+          window = joined.subarray(0, cut);
         }
       }
+      // A window with no added line (a binary patch's base85, a deletion) holds no secret a
+      // change adds: read as bytes only, never as text, so a large binary change costs nothing.
+      if (!valuesAlways && !hasAddedLine(window)) {
+        inHunk = hunkStateAfter(window, inHunk);
+        carry = rest;
+        continue;
+      }
+      const text = window.toString('latin1');
       const scan = scanPatchText(text, secrets, inHunk, { valuesAlways });
       // What is handed on now: all of it at the end, else up to the line start before the overlap.
       let upTo = text.length;
@@ -133,9 +142,33 @@ function walkPatch(file: string, secrets: SecretValue[], valuesAlways: boolean, 
         onStretch(text.slice(0, upTo), scan.added.filter(inside), scan.all.filter(inside));
         inHunk = scan.inHunkAt(upTo);
       }
-      carry = text.slice(upTo) + rest;
+      carry = Buffer.concat([window.subarray(upTo), rest]);
     }
   } finally {
     closeSync(fd);
   }
+}
+
+/** Whether a line of `window` starts with `+` (a line the change adds, if inside a hunk). */
+function hasAddedLine(window: Buffer): boolean {
+  return window[0] === 0x2b || window.indexOf('\n+', 0, 'latin1') !== -1;
+}
+
+/**
+ * Whether the line after `window` (whole lines, none added) is read inside a hunk: the
+ * last line that opens a hunk (`@@`) or ends one (anything but ' ', '-', '\\' or nothing)
+ * decides; with neither, the state it started in holds.
+ */
+function hunkStateAfter(window: Buffer, inHunk: boolean): boolean {
+  let end = window.length;
+  while (end > 0) {
+    // (A negative offset would count from the buffer's end.)
+    const start = end < 2 ? 0 : window.lastIndexOf(0x0a, end - 2) + 1;
+    const first = start < end - 1 ? window[start] : undefined;
+    if (first === 0x40 && window[start + 1] === 0x40) return true;
+    if (first !== undefined && first !== 0x20 && first !== 0x2d && first !== 0x5c) return false;
+    if (start === 0) break;
+    end = start;
+  }
+  return inHunk;
 }

@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findAddedSecrets } from '../../src/text/redact.js';
@@ -42,6 +43,15 @@ function bigPatch(inserts: Array<{ at: number; line: string }>, totalBytes: numb
   return Buffer.from(parts.join(''), 'latin1');
 }
 
+/** A binary file's patch of more than two windows, then a text file's hunk adding `TOKEN=<token>`. */
+function afterBinary(token: string): Buffer {
+  const base85 = `M${'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_\`{|}~'.repeat(1).slice(0, 65)}\n`;
+  const head = 'diff --git a/blob.bin b/blob.bin\nnew file mode 100644\nindex 0000000..1111111\nGIT binary patch\nliteral 99999999\n';
+  const binary = base85.repeat(Math.ceil((WINDOW * 2 + 999) / base85.length));
+  const text = `\nliteral 0\nHcmV?d00001\n\ndiff --git a/app.env b/app.env\nindex 1111111..2222222 100644\n--- a/app.env\n+++ b/app.env\n@@ -1 +1,2 @@\n NAME=app\n+TOKEN=${token}\n`;
+  return Buffer.from(head + binary + text, 'latin1');
+}
+
 describe('the patch read in windows', () => {
   const token = join('gl', 'pat-', noise(20, 7));
   const value = join('v4lue-', noise(30, 11));
@@ -55,15 +65,18 @@ describe('the patch read in windows', () => {
       // Only in the second window, with the variable's value early in the first.
       late: [{ at: 1000, line: `OLD=${value}` }, { at: WINDOW + 300_000, line: `TOKEN=${token}` }],
       none: [],
+      // After a binary file's windows of base85 (read as bytes only), a hunk's added secret.
+      'after-binary': [],
     })) {
-      const bytes = bigPatch(inserts, WINDOW * 2 + 12_345);
+      const bytes = name === 'after-binary' ? afterBinary(token) : bigPatch(inserts, WINDOW * 2 + 12_345);
       const file = path.join(dir, `${name}.diff`);
       writeFileSync(file, bytes);
       const whole = findAddedSecrets(bytes, secrets);
       const found = redactPatchFileSync(file, secrets);
       expect(found.sort(), name).toEqual([...(whole?.added ?? [])].sort());
       expect(readFileSync(file).equals(whole ? whole.redacted : bytes), name).toBe(true);
-      if (inserts.length > 0) expect(readFileSync(file, 'latin1'), name).not.toContain(token);
+      if (inserts.length > 0 || name === 'after-binary') expect(readFileSync(file, 'latin1'), name).not.toContain(token);
+      if (name === 'after-binary') expect(found).toEqual(['gitlab-pat']);
     }
   });
 
@@ -92,4 +105,29 @@ describe('the patch read in windows', () => {
       await removeWorktree(wt);
     }
   });
+
+  it('keeps memory flat however large the change: a 64 MB binary file adds far less than its patch to the peak', async () => {
+    const repo = repoWithFiles({ 'a.txt': 'a\n' }, 'corral-patch-memory-');
+    const base = gitIn(repo, ['rev-parse', 'HEAD']).trim();
+    const wt = await createWorktree(repo, base, 'patch-memory');
+    try {
+      // Made by another process, so this one's peak does not grow with it; random, so git cannot shrink it.
+      execFileSync('sh', ['-c', 'head -c 67108864 /dev/urandom > big.bin'], { cwd: wt.dir });
+      const out = tempDir('corral-patch-out-');
+      const snapshot = await snapshotWorktree(wt);
+      try {
+        const peakBefore = process.resourceUsage().maxRSS * 1024;
+        const written = await writePatch({ cwd: wt.dir, env: snapshot.env, baseCommit: base }, path.join(out, 'patch.diff'), secrets);
+        const grew = process.resourceUsage().maxRSS * 1024 - peakBefore;
+        const size = statSync(written.file).size;
+        expect(size).toBeGreaterThan(64 << 20);
+        // Holding the patch whole (as bytes, then as text) would add at least twice its size.
+        expect(grew).toBeLessThan(size / 2);
+      } finally {
+        await snapshot.dispose();
+      }
+    } finally {
+      await removeWorktree(wt);
+    }
+  }, 120_000);
 });
