@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gitSync } from '../git/git.js';
-import { ownedTempPrefix } from '../proc/owner.js';
+import { ownedTempPrefix, pidAlive } from '../proc/owner.js';
 import type { SecretValue } from '../text/redact.js';
 import { writePatchSync } from './patch-file.js';
 
@@ -54,6 +54,7 @@ export interface Salvage {
  * it was killed) is kept as it is. Synchronous: it also runs in a process on its way out.
  */
 export function salvageWorktreeSync(repo: string, dir: string, baseCommit: string, patchFile: string, secrets: SecretValue[]): Salvage {
+  removeDeadWritersPartials(patchFile);
   if (isFile(patchFile)) return { patch: patchFile };
   const commonDir = gitSync(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']).trim();
   const scratch = mkdtempSync(path.join(tmpdir(), ownedTempPrefix('index')));
@@ -71,6 +72,22 @@ export function salvageWorktreeSync(repo: string, dir: string, baseCommit: strin
     return { patch: patchFile };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** The temp files (`<patch>.<pid>.partial`) a killed writer of `patchFile` left: never the patch, so only clutter. */
+function removeDeadWritersPartials(patchFile: string): void {
+  const name = path.basename(patchFile);
+  let names: string[];
+  try {
+    names = readdirSync(path.dirname(patchFile));
+  } catch {
+    return;
+  }
+  for (const entry of names) {
+    if (!entry.startsWith(`${name}.`)) continue;
+    const pid = /^\.(\d+)\.partial(\.redacted)?$/.exec(entry.slice(name.length))?.[1];
+    if (pid !== undefined && Number(pid) !== process.pid && !pidAlive(Number(pid))) rmSync(path.join(path.dirname(patchFile), entry), { force: true });
   }
 }
 

@@ -106,9 +106,13 @@ describe('a run killed with SIGKILL', () => {
     child.kill('SIGKILL');
     await child;
     expect(extraWorktrees(repo)).toEqual([worktree]);
+    // As a kill while the run wrote its patch would leave it: a temp file, never the patch.
+    const partial = path.join(onlyRunDir(repo), `patch.diff.${deadPid()}.partial`);
+    writeFileSync(partial, 'diff --git a/src/a.txt b/src/a.txt\n--- a/src/a');
     const clean = await runCli(['clean'], { cwd: repo });
     expect(clean.exitCode, clean.stderr).toBe(0);
     const patchFile = path.join(onlyRunDir(repo), 'patch.diff');
+    expect(existsSync(partial)).toBe(false);
     expect(clean.stdout).toContain(`removed ${worktree}; its work is in ${patchFile}`);
     expectAgentWork(repo, patchFile);
     expect(extraWorktrees(repo)).toEqual([]);
