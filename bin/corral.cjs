@@ -1,5 +1,17 @@
 #!/usr/bin/env node
 'use strict';
+// A stop signal (Ctrl-C, SIGTERM, a closed terminal's SIGHUP) means exit 130 from the first
+// moment, not the signal's default death (143, 129) while the CLI is still loading: this
+// handler exits 130 unless a command has installed its own (a run then stops cleanly and
+// saves its work), and again once that one is gone.
+function exitOnStopSignal(signal) {
+  if (process.listenerCount(signal) > 1) return;
+  // The signals' own defaults back: an exit held up (a read stuck in the thread pool is
+  // waited for) still ends on the next one.
+  for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.removeAllListeners(name);
+  process.exit(130);
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, exitOnStopSignal);
 // Thin entry: all wiring lives in the built CLI (run `npm run build` after editing src/),
 // bundled into a few CommonJS chunks that load through V8's code cache (load-bundle.cjs).
 const path = require('node:path');

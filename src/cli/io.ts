@@ -20,7 +20,8 @@ export function endOutputQuietlyOnClosedPipe(stream: NodeJS.WritableStream): voi
   if (quieted.has(stream)) return;
   quieted.add(stream);
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') return;
+    // EIO: the terminal is gone (a closed window, a dropped SSH session: SIGHUP).
+    if (error.code === 'EPIPE' || error.code === 'EIO') return;
     throw error;
   });
 }

@@ -104,9 +104,10 @@ export function corralProgram(io: CliIo, setExitCode: (code: number) => void): C
 
   program
     .command('clean')
-    .description('remove the worktrees and directories that killed runs left in this repository (live runs are kept)')
+    .description('save the patch of each worktree killed runs left in this repository, then remove them and dead runs\' temp dirs (live runs are kept)')
+    .option('--force', 'also take worktrees and locks of another host\'s corral (CI containers, a shared checkout), after listing them')
     .option('--caches', "also remove this repository's setup caches (package downloads, node_modules by lockfile)")
-    .action(async (options: { caches?: boolean }) => {
+    .action(async (options: { force?: boolean; caches?: boolean }) => {
       const { cleanCommand } = await import('./commands/clean.js');
       setExitCode(await cleanCommand(io, options));
     });

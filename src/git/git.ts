@@ -169,8 +169,8 @@ export async function gitBytes(cwd: string, args: string[], options: GitOptions 
  * Hardened git run synchronously, for the few callers that cannot wait (the guard's
  * listing of tracked files, removing a worktree on the way out); throws on failure.
  */
-export function gitSync(cwd: string, args: string[], options: { maxBuffer?: number } = {}): string {
-  return startGitSync(cwd, args, filterOverridesSync(cwd, args), options);
+export function gitSync(cwd: string, args: string[], options: { maxBuffer?: number; env?: Record<string, string> } = {}): string {
+  return startGitSync(cwd, args, { ...options.env, ...filterOverridesSync(cwd, args) }, options);
 }
 
 // Commands that never read a file's content through the attributes (no clean or smudge

@@ -1,10 +1,10 @@
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { findAddedSecrets, type SecretValue } from '../text/redact.js';
+import type { SecretValue } from '../text/redact.js';
 import { decideStatus, type Outcome, type RunStatus } from '../trace/outcome.js';
 import { listChanges, snapshotWorktree } from '../workspace/changes.js';
 import { checkFence } from '../workspace/fence.js';
-import { commitToBranch, diffSnapshot } from '../workspace/keep.js';
+import { commitToBranch } from '../workspace/keep.js';
+import { writePatch } from '../workspace/patch-file.js';
 import type { Run } from './prepare.js';
 import type { RunWorkspace } from './workspace-stage.js';
 
@@ -37,11 +37,11 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
       const fence = checkFence(changes, ticket.allow, ticket.forbid);
       run.emit({ type: 'fence', ok: fence.ok, verdicts: fence.verdicts });
       // No change against the base is an empty patch: no git process needed to say so.
-      const bytes = changes.length === 0 ? Buffer.alloc(0) : await diffSnapshot(snapshot);
-      const leaked = findAddedSecrets(bytes, run.secrets);
-      const patchFile = path.join(run.runDir, 'patch.diff');
-      await writeFile(patchFile, leaked ? leaked.redacted : bytes);
-      patch = patchFile;
+      // Streamed from git to the file and read for secrets a window at a time.
+      const source = { cwd: snapshot.worktree.dir, env: snapshot.env, baseCommit: snapshot.worktree.baseCommit };
+      const written = await writePatch(source, path.join(run.runDir, 'patch.diff'), run.secrets, { empty: changes.length === 0 });
+      const leaked = written.secretsAdded.length > 0 ? { added: written.secretsAdded } : undefined;
+      patch = written.file;
       const hostChanges = await hostChanged;
       run.emit({ type: 'host', ok: hostChanges.length === 0, differences: hostChanges });
       const kept = { patch };

@@ -113,9 +113,15 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   const reaperFound = ticket.sandbox === 'bwrap' ? undefined : findSubreaper();
   // Side by side: making a worktree changes none of what the host state records (refs,
   // HEAD, config, hooks, the host index), and nothing runs before both are done.
-  const [host, created] = await Promise.allSettled([recordHostState(ticket.repo, undefined, [path.dirname(run.runDir)]), createWorktree(ticket.repo, run.baseCommit, ticket.id, { keep: options.keep })]);
+  const [host, created] = await Promise.allSettled([recordHostState(ticket.repo, undefined, [path.dirname(run.runDir)]), createWorktree(ticket.repo, run.baseCommit, ticket.id, { keep: options.keep, runDir: run.runDir, secrets: run.secrets })]);
   if (created.status === 'rejected') throw created.reason;
   const worktree = created.value;
+  // Killed runs' worktrees found on the way: their work is saved before they go, and said where.
+  for (const found of worktree.salvaged ?? []) {
+    if (found.kind !== 'worktree') continue;
+    if (found.kept !== undefined) run.warn(`a killed run's worktree was kept: ${found.path}: ${found.kept}`);
+    else run.warn(`a killed run's worktree was removed: ${found.path}; ${found.patch ? `its work is in ${found.patch}` : 'it held no change'}`);
+  }
   // Named after the worktree, so that a killed run's temp dir goes with its worktree
   // (corral clean, the next run).
   const tempDir = runTempDirOf(worktree.dir);

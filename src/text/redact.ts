@@ -62,12 +62,33 @@ export interface PatchSecrets {
  */
 export function findAddedSecrets(patch: Buffer, secrets: SecretValue[]): PatchSecrets | undefined {
   const text = patch.toString('latin1');
+  const scan = scanPatchText(text, secrets);
+  if (scan.added.length === 0) return undefined;
+  return { added: [...new Set(scan.added.map((finding) => finding.rule))], redacted: Buffer.from(redactFindings(text, scan.all), 'latin1') };
+}
+
+/** The secrets of one stretch of a patch, read as latin1 (a byte a character). */
+export interface PatchScan {
+  /** Found in the lines the change adds. */
+  added: SecretFinding[];
+  /** What a redaction of the stretch covers, in order and disjoint: the added ones and every value of corral's variables. */
+  all: SecretFinding[];
+  /** Whether the line starting at `offset` is read as inside a hunk. */
+  inHunkAt(offset: number): boolean;
+}
+
+/**
+ * Scans a stretch of a patch that starts at a line start, `startsInHunk` saying whether
+ * that line is inside a hunk: a long patch is read a window at a time, never whole.
+ * `valuesAlways`: the values of corral's variables are in `all` even in a stretch that
+ * adds no secret (the patch as a whole does, so it is redacted throughout).
+ */
+export function scanPatchText(text: string, secrets: SecretValue[], startsInHunk = false, options: { valuesAlways?: boolean } = {}): PatchScan {
   const find = createSecretFinder(secrets, { bytes: true });
-  const added = addedLines(text);
-  const inAdded = find(added.text).map((finding) => ({ ...finding, start: added.origin(finding.start), end: added.origin(finding.end - 1) + 1 }));
-  if (inAdded.length === 0) return undefined;
+  const added = addedLines(text, startsInHunk);
+  const inAdded = added.lines.length === 0 ? [] : find(added.text).map((finding) => ({ ...finding, start: added.origin(finding.start), end: added.origin(finding.end - 1) + 1 }));
   // Values of corral's variables go wherever they are, as the patch is a file users share.
-  const byValue = find(text).filter((finding) => secrets.some(({ name }) => finding.rule === name || finding.rule.startsWith(`${name} as `)));
+  const byValue = inAdded.length === 0 && !options.valuesAlways ? [] : find(text).filter((finding) => secrets.some(({ name }) => finding.rule === name || finding.rule.startsWith(`${name} as `)));
   const findings = [...inAdded, ...byValue].sort((a, b) => a.start - b.start || b.end - a.end);
   const disjoint: SecretFinding[] = [];
   for (const finding of findings) {
@@ -75,20 +96,28 @@ export function findAddedSecrets(patch: Buffer, secrets: SecretValue[]): PatchSe
     if (last && finding.start < last.end) last.end = Math.max(last.end, finding.end);
     else disjoint.push({ ...finding });
   }
-  return { added: [...new Set(inAdded.map((finding) => finding.rule))], redacted: Buffer.from(redactFindings(text, disjoint), 'latin1') };
+  return { added: inAdded, all: disjoint, inHunkAt: added.inHunkAt };
+}
+
+/** Each finding of `findings` (in order, disjoint) replaced by `[REDACTED <rule>]`. */
+export function redactPatchText(text: string, findings: SecretFinding[]): string {
+  return redactFindings(text, findings);
 }
 
 /** The added lines of a patch's hunks, without their `+`, joined by newlines. */
-function addedLines(patch: string): { text: string; origin: (at: number) => number } {
+function addedLines(patch: string, startsInHunk: boolean): { lines: unknown[]; text: string; origin: (at: number) => number; inHunkAt: (offset: number) => boolean } {
   const lines: Array<{ at: number; text: string }> = [];
-  let inHunk = false;
+  // The state each line starts in, where it changes: [line start, in a hunk], in order.
+  const changes: Array<[number, boolean]> = [[0, startsInHunk]];
+  let inHunk = startsInHunk;
   let at = 0;
   for (const line of patch.split('\n')) {
     if (line.startsWith('@@')) inHunk = true;
     else if (inHunk && line.startsWith('+')) lines.push({ at: at + 1, text: line.slice(1) });
-    // Inside a hunk every line starts with ' ', '-', '+' or '\'; anything else ends it.
+    // Inside a hunk every line starts with ' ', '-', '+' or '\\'; anything else ends it.
     else if (!(inHunk && (line.startsWith(' ') || line.startsWith('-') || line.startsWith('\\') || line === ''))) inHunk = false;
     at += line.length + 1;
+    if (inHunk !== changes.at(-1)![1]) changes.push([at, inHunk]);
   }
   const starts: number[] = [];
   let length = 0;
@@ -97,6 +126,7 @@ function addedLines(patch: string): { text: string; origin: (at: number) => numb
     length += line.text.length + 1;
   }
   return {
+    lines,
     text: lines.map((line) => line.text).join('\n'),
     origin(offset) {
       let low = 0;
@@ -107,6 +137,14 @@ function addedLines(patch: string): { text: string; origin: (at: number) => numb
         else high = mid - 1;
       }
       return lines[low]!.at + (offset - starts[low]!);
+    },
+    inHunkAt(offset) {
+      let state = startsInHunk;
+      for (const [from, value] of changes) {
+        if (from > offset) break;
+        state = value;
+      }
+      return state;
     },
   };
 }

@@ -1,9 +1,12 @@
-import { rmSync } from 'node:fs';
-import { mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises';
+import { existsSync, rmSync } from 'node:fs';
+import { mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { git, gitPaths, gitSync, listWorktrees } from '../git/git.js';
 import { trackLeftover } from '../proc/leftovers.js';
+import { deadOwnersTemps, ownedTempPrefix, ownerState, processStartTime, type Owner } from '../proc/owner.js';
+import type { SecretValue } from '../text/redact.js';
+import { markerFileOf, readRunMarker, salvagePatchFile, salvageWorktreeSync } from './salvage.js';
 import { withWorktreeLock } from './worktree-lock.js';
 
 /** A throwaway checkout of the host repository at a recorded base commit. */
@@ -22,36 +25,58 @@ export interface Worktree {
    * from it, never from the worktree's index as the run left it.
    */
   baseIndex?: { bytes: Buffer; mtimeMs: number };
+  /** Killed runs' leftovers found while this one was made: their worktrees' patches saved, then removed. */
+  salvaged?: Cleaned[];
 }
 
 const forget = new WeakMap<Worktree, () => void>();
 
 /**
- * The lock reason corral writes: it names the process that owns the worktree, so a later
- * run or `corral clean` can tell a live run's worktree from one a killed run left.
+ * The lock reason corral writes: it names the process that owns the worktree (with its
+ * start time, which tells a reused pid apart), so a later run or `corral clean` can tell
+ * a live run's worktree from one a killed run left.
  */
 export function lockReason(pid = process.pid): string {
-  return `corral pid=${pid} host=${hostname()}`;
+  const start = processStartTime(pid);
+  return `corral pid=${pid} host=${hostname()}${start === null ? '' : ` start=${start}`}`;
+}
+
+/** The owner a lock reason names; null when corral did not write it. */
+export function ownerOfLock(reason: string | null): Owner | null {
+  const match = reason === null ? null : /^corral pid=(\d+) host=(\S*)(?: start=(\d+))?$/.exec(reason);
+  return match === null ? null : { pid: Number(match[1]), host: match[2]!, start: match[3] ?? null };
+}
+
+export interface CreateWorktreeOptions {
+  keep?: boolean;
+  /** The run's directory: a killed run's patch is saved there by whoever finds its worktree. */
+  runDir?: string;
+  /** Redacted from a patch saved on the way out. */
+  secrets?: SecretValue[];
 }
 
 /**
  * Makes a detached, locked worktree of `repo` at `baseCommit` in a fresh temp directory.
  * The lock keeps `git worktree prune` (ours or anyone's) off it while the run lives.
+ * `salvaged`: what became of killed runs' worktrees found on the way (their patches).
  */
-export async function createWorktree(repo: string, baseCommit: string, label: string, options: { keep?: boolean } = {}): Promise<Worktree> {
+export async function createWorktree(repo: string, baseCommit: string, label: string, options: CreateWorktreeOptions = {}): Promise<Worktree> {
   // Killed runs' leftovers are looked for while the folder is made, outside the lock: one
   // `git worktree list` in the usual case of nothing to clean, and no lock held for it.
-  const [dir, leftovers] = await Promise.all([
-    realpath(tmpdir()).then((parent) => mkdtemp(path.join(parent, `corral-${label.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}-`))),
+  // Temp dirs of dead corral processes go too, whatever repository they were for.
+  const [dir, leftovers, sweptTemps] = await Promise.all([
+    realpath(tmpdir()).then((parent) => mkdtemp(path.join(parent, ownedTempPrefix(label.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40))))),
     readWorktreeList(repo).then(
       (list) => list.prunable || list.corral.some((worktree) => worktree.stale),
       () => true,
     ),
+    removeDeadOwnersTemps(),
   ]);
+  let salvaged: Cleaned[] = sweptTemps;
   try {
     await withWorktreeLock(repo, async () => {
       // Judged again under the lock: another run may have cleaned them up since.
-      if (leftovers) await removeStaleWorktreesLocked(repo).catch(() => undefined);
+      if (leftovers) salvaged = [...salvaged, ...(await removeStaleWorktreesLocked(repo, { secrets: options.secrets ?? [] }).catch(() => []))];
       await git(repo, ['worktree', 'add', '--detach', '--lock', '--reason', lockReason(), '--quiet', dir, baseCommit]);
     });
   } catch (error) {
@@ -62,10 +87,19 @@ export async function createWorktree(repo: string, baseCommit: string, label: st
   // anything runs in it.
   const paths = await gitPaths(dir).catch(() => null);
   const indexFile = paths?.index;
+  // Whoever finds this worktree after a kill learns from it where the run's patch goes.
+  if (paths !== null && options.runDir !== undefined) {
+    await writeFile(markerFileOf(paths.gitDir), `${JSON.stringify({ runDir: options.runDir, baseCommit })}\n`).catch(() => undefined);
+  }
   const baseIndex = indexFile === undefined ? undefined : await readBaseIndex(indexFile);
-  const worktree: Worktree = { repo, dir, baseCommit, ...(indexFile ? { indexFile } : {}), ...(baseIndex ? { baseIndex } : {}) };
-  // On a second Ctrl-C: removed, unless the person asked to keep it (then only unlocked, work intact).
-  forget.set(worktree, trackLeftover(() => (options.keep ? unlockWorktreeSync(repo, dir) : removeWorktreeSync(repo, dir))));
+  const worktree: Worktree = { repo, dir, baseCommit, ...(indexFile ? { indexFile } : {}), ...(baseIndex ? { baseIndex } : {}), ...(salvaged.length > 0 ? { salvaged } : {}) };
+  // On a second Ctrl-C: its work saved to the run's patch, then removed, unless the person
+  // asked to keep it (then only unlocked, work intact).
+  const patchFile = options.runDir === undefined ? undefined : path.join(options.runDir, 'patch.diff');
+  forget.set(
+    worktree,
+    trackLeftover(() => (options.keep ? unlockWorktreeSync(repo, dir) : salvageAndRemoveSync(repo, dir, baseCommit, patchFile ?? salvagePatchFile(repo, dir, null), options.secrets ?? []))),
+  );
   return worktree;
 }
 
@@ -100,15 +134,32 @@ export async function releaseWorktree(worktree: Worktree): Promise<void> {
   forget.get(worktree)?.();
 }
 
-function unlockWorktreeSync(repo: string, dir: string): void {
+function unlockWorktreeSync(repo: string, dir: string): string {
   try {
     gitSync(repo, ['worktree', 'unlock', dir]);
   } catch {
-    // Then `corral clean` would take it for a killed run's; nothing more to do on the way out.
+    // Then `corral clean` would take it for a killed run's, and salvage its patch first.
   }
+  return `the worktree is kept: ${dir}`;
 }
 
-/** The same, synchronously, for a process that is about to exit. */
+/**
+ * For a process that is about to exit: the worktree's work saved as a patch, then the
+ * worktree removed. When the patch cannot be written the worktree stays, locked, for the
+ * next run or `corral clean` to salvage.
+ */
+function salvageAndRemoveSync(repo: string, dir: string, baseCommit: string, patchFile: string, secrets: SecretValue[]): string {
+  let saved: string | null;
+  try {
+    saved = salvageWorktreeSync(repo, dir, baseCommit, patchFile, secrets).patch;
+  } catch (error) {
+    return `could not save the work of ${dir} as a patch (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); the worktree is kept for \`corral clean\``;
+  }
+  removeWorktreeSync(repo, dir);
+  return saved === null ? `nothing was changed; removed ${dir}` : `the work so far is in ${saved}`;
+}
+
+/** Removes the worktree synchronously; its work must be saved already. */
 function removeWorktreeSync(repo: string, dir: string): void {
   try {
     gitSync(repo, ['worktree', 'remove', '--force', '--force', dir]);
@@ -116,6 +167,7 @@ function removeWorktreeSync(repo: string, dir: string): void {
     // Still removed below; `git worktree prune` forgets it on the next run.
   }
   rmSync(dir, { recursive: true, force: true });
+  rmSync(runTempDirOf(dir), { recursive: true, force: true });
   try {
     gitSync(repo, ['worktree', 'prune']);
   } catch {
@@ -128,7 +180,13 @@ export interface CorralWorktree {
   dir: string;
   /** The owning process, from the lock reason. */
   pid: number;
+  host: string;
+  /** Its run is gone (dead on this host, or its pid now another process's). */
   stale: boolean;
+  /** Its owner cannot be checked from here (another host's, e.g. a CI container's): only `corral clean --force` takes it. */
+  foreign: boolean;
+  /** The commit git has checked out there. */
+  head: string | null;
 }
 
 /** Every worktree of `repo` that a corral run locked, with whether its run is still alive on this host. */
@@ -141,11 +199,10 @@ async function readWorktreeList(repo: string): Promise<{ corral: CorralWorktree[
   const records = await listWorktrees(repo);
   const found: CorralWorktree[] = [];
   for (const record of records) {
-    const owner = record.locked === null ? null : /^corral pid=(\d+) host=(.*)$/.exec(record.locked);
+    const owner = ownerOfLock(record.locked);
     if (owner === null) continue;
-    const pid = Number(owner[1]);
-    // Another host's run (a shared network checkout) cannot be checked from here: never stale.
-    found.push({ dir: record.dir, pid, stale: owner[2] === hostname() && !isAlive(pid) });
+    const state = ownerState(owner);
+    found.push({ dir: record.dir, pid: owner.pid, host: owner.host, stale: state === 'dead', foreign: state === 'unknown', head: record.head });
   }
   return { corral: found, prunable: records.some((record) => record.prunable !== null) };
 }
@@ -155,32 +212,82 @@ export function runTempDirOf(dir: string): string {
   return `${dir}.tmp`;
 }
 
-/** Removes the worktrees (and their directories and temp dirs) that killed corral runs left, and prunes what git lost track of. */
-export function removeStaleWorktrees(repo: string): Promise<string[]> {
-  return withWorktreeLock(repo, () => removeStaleWorktreesLocked(repo));
+/** What became of one leftover: a worktree (its patch saved, or kept when that failed), or a temp dir or lock removed. */
+export interface Cleaned {
+  /** The worktree, temp dir or lock file. */
+  path: string;
+  kind: 'worktree' | 'temp' | 'lock';
+  /** Worktrees: where its work was saved; null when it held no change. */
+  patch?: string | null;
+  /** Set when it was not removed, and why. */
+  kept?: string;
 }
 
-async function removeStaleWorktreesLocked(repo: string): Promise<string[]> {
-  const removed: string[] = [];
+export interface CleanOptions {
+  /** Also take worktrees locked by another host's corral (CI containers, a shared checkout), and other hosts' locks. */
+  force?: boolean;
+  /** Redacted from the patches saved. */
+  secrets?: SecretValue[];
+  /** Only list what would be taken, remove nothing. */
+  dryRun?: boolean;
+}
+
+/**
+ * Saves the patch of each worktree a killed corral run left, then removes it (its folder
+ * and temp dir), prunes what git lost track of, and removes the temp dirs of dead corral
+ * processes. A worktree whose patch cannot be written stays.
+ */
+export function removeStaleWorktrees(repo: string, options: CleanOptions = {}): Promise<Cleaned[]> {
+  if (options.dryRun) return staleLeftovers(repo, options);
+  return withWorktreeLock(repo, () => removeStaleWorktreesLocked(repo, options), { takeForeign: options.force === true });
+}
+
+/** What `removeStaleWorktrees` would take, without taking it. */
+async function staleLeftovers(repo: string, options: CleanOptions): Promise<Cleaned[]> {
   const list = await readWorktreeList(repo);
+  return [
+    ...list.corral.filter((worktree) => worktree.stale || (options.force && worktree.foreign)).map((worktree): Cleaned => ({ path: worktree.dir, kind: 'worktree' })),
+    ...deadOwnersTemps(tmpdir()).map((temp): Cleaned => ({ path: temp.path, kind: 'temp' })),
+  ];
+}
+
+async function removeStaleWorktreesLocked(repo: string, options: CleanOptions): Promise<Cleaned[]> {
+  const cleaned: Cleaned[] = [];
+  const list = await readWorktreeList(repo);
+  let removed = 0;
   for (const worktree of list.corral) {
-    if (!worktree.stale) continue;
+    if (!(worktree.stale || (options.force && worktree.foreign))) continue;
+    const marker = readRunMarker(worktree.dir);
+    const patchFile = salvagePatchFile(repo, worktree.dir, marker);
+    // Without a marker (an older corral's worktree), the commit checked out is the best base known.
+    const base = marker?.baseCommit ?? worktree.head;
+    let patch: string | null = null;
+    if (existsSync(worktree.dir)) {
+      try {
+        if (base === null) throw new Error('its base commit is unknown');
+        patch = salvageWorktreeSync(repo, worktree.dir, base, patchFile, options.secrets ?? []).patch;
+      } catch (error) {
+        cleaned.push({ path: worktree.dir, kind: 'worktree', kept: `its work could not be saved as a patch: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` });
+        continue;
+      }
+    }
     await git(repo, ['worktree', 'remove', '--force', '--force', worktree.dir], { allowFailure: true });
     await rm(worktree.dir, { recursive: true, force: true });
     await rm(runTempDirOf(worktree.dir), { recursive: true, force: true });
-    removed.push(worktree.dir);
+    cleaned.push({ path: worktree.dir, kind: 'worktree', patch });
+    removed += 1;
   }
   // Nothing to prune is the usual case, and git says so in the list (`prunable`, git 2.31+).
-  if (removed.length > 0 || list.prunable) await git(repo, ['worktree', 'prune'], { allowFailure: true });
-  return removed;
+  if (removed > 0 || list.prunable) await git(repo, ['worktree', 'prune'], { allowFailure: true });
+  return [...cleaned, ...(await removeDeadOwnersTemps())];
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists and belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+/** Removes the temp dirs of dead corral processes (snapshot indexes, sandbox probes, run temp dirs whose worktree is gone). */
+async function removeDeadOwnersTemps(): Promise<Cleaned[]> {
+  const cleaned: Cleaned[] = [];
+  for (const temp of deadOwnersTemps(tmpdir())) {
+    await rm(temp.path, { recursive: true, force: true }).catch(() => undefined);
+    cleaned.push({ path: temp.path, kind: 'temp' });
   }
+  return cleaned;
 }

@@ -55,7 +55,10 @@ describe('corral worktrees as git lists them', () => {
       ].sort((a, b) => a.dir.localeCompare(b.dir)),
     );
 
-    expect((await removeStaleWorktrees(repo)).sort()).toEqual([killed, killedGone].sort());
+    const cleaned = await removeStaleWorktrees(repo);
+    expect(cleaned.filter((item) => item.kind === 'worktree').map((item) => item.path).sort()).toEqual([killed, killedGone].sort());
+    // Nothing was changed in either: no patch to save.
+    expect(cleaned.filter((item) => item.kind === 'worktree').map((item) => item.patch ?? null)).toEqual([null, null]);
     expect(existsSync(killed)).toBe(false);
     expect(existsSync(runTempDirOf(killed))).toBe(false);
     expect(listedDirs(repo).sort()).toEqual([repo, otherHost, live, someoneElses].sort());

@@ -107,10 +107,19 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
   }
   const report = {
     tickets: sortTicketReports(reports),
-    totals: totalsOf(reports, Date.now() - startedAt, shard ? [shard] : [], interrupt.signal.aborted ? [EXIT.interrupted] : []),
+    totals: totalsOf(reports, Date.now() - startedAt, shard ? [shard] : [], stoppedBySignal(interrupt.signal, reports) ? [EXIT.interrupted] : []),
   };
   await reporters.onBatchEnd(report);
   return report.totals.exitCode;
+}
+
+/**
+ * Whether a stop signal changed the batch: a ticket ended interrupted, or was never run.
+ * A signal that came once every ticket's result was decided (its branch being committed)
+ * changed nothing: the tickets finished, and the exit code is theirs, as the summary says.
+ */
+function stoppedBySignal(signal: AbortSignal, reports: TicketReport[]): boolean {
+  return signal.aborted && (reports.length === 0 || reports.some((report) => report.status === 'interrupted' || (report.type === 'skipped' && report.cause === 'interrupted')));
 }
 
 /** A person can answer asks only at a terminal (to read the prompt on stderr and type on stdin), outside CI, unless told not to ask. */

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findExecutable } from '../../proc/find-executable.js';
+import { ownedTempPrefix } from '../../proc/owner.js';
 import { runProgram } from '../../proc/run-program.js';
 import { bwrapArgv } from './bwrap-argv.js';
 
@@ -38,7 +39,8 @@ export function probeBubblewrap(options: ProbeOptions = {}): Promise<BubblewrapP
 async function runProbe(bwrap: string): Promise<BubblewrapProbe> {
   const help = await runProgram(bwrap, ['--help'], { timeoutMs: PROBE_TIMEOUT_MS });
   const disableUserns = `${help.stdout.toString('utf8')}\n${help.stderr.toString('utf8')}`.includes('--disable-userns');
-  const scratch = realpathSync(mkdtempSync(path.join(tmpdir(), 'corral-probe-')));
+  // Named after this process, so the next run or `corral clean` removes it if a kill leaves it.
+  const scratch = realpathSync(mkdtempSync(path.join(tmpdir(), ownedTempPrefix('probe'))));
   try {
     const worktree = path.join(scratch, 'worktree');
     const tmpDir = path.join(scratch, 'tmp');
