@@ -56,6 +56,8 @@ export interface Run {
   modelId: string;
   prices: PriceTable;
   baseCommit: string;
+  /** The tip of `corral/<id>` when the run began; null when there was no such branch. */
+  branchTipAtStart: string | null;
   /** The host's secret values: redacted from the trace and the patch, and looked for in the change. */
   secrets: SecretValue[];
   emit: EmitEvent;
@@ -85,7 +87,8 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
   const modelId = modelOf(ticket);
   const loadScript = options.loadReplayScript ?? memoizeReplayLoads();
   const model = await prepareModel(modelId, options.env, options.cwd, settings.modelApi, loadScript);
-  const baseCommit = ticket.baseCommit ?? (await resolveCommit(ticket.repo, ticket.base));
+  // The result branch's tip as the run begins: a run commits over it only if nobody moved it meanwhile.
+  const [baseCommit, branchTipAtStart] = await Promise.all([ticket.baseCommit ?? resolveCommit(ticket.repo, ticket.base), resolveCommit(ticket.repo, `refs/heads/corral/${ticket.id}`)]);
   if (!baseCommit) throw new UsageError(`${shownFile}: base ${ticket.base} does not resolve to a commit in ${ticket.repo}`);
 
   const runId = makeRunId(ticket.id, startedAt);
@@ -121,6 +124,7 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
     modelId,
     prices: priceTable(settings),
     baseCommit,
+    branchTipAtStart,
     secrets,
     emit,
     meter: new BudgetMeter(ticket.budget, startedAt, now),
