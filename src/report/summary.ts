@@ -11,6 +11,7 @@ export const STATUS_LABEL: Record<RunStatus, string> = {
   passed: 'PASSED',
   failed: 'FAILED',
   fence_violated: 'FENCE VIOLATED',
+  host_changed: 'HOST CHANGED',
   budget_exhausted: 'BUDGET EXHAUSTED',
   blocked: 'BLOCKED',
   refused: 'REFUSED',
@@ -81,7 +82,8 @@ export function formatSummary(result: SummaryInput, c: ChalkInstance, cwd: strin
   }
 
   if (result.hostChanges && result.hostChanges.length > 0) {
-    lines.push(`  ${c.dim('host')}     ${c.red('✘ the host repository changed during the run')}`);
+    const by = result.status === 'host_changed' ? ' (not by the agent, which could not reach it: concurrent activity)' : '';
+    lines.push(`  ${c.dim('host')}     ${c.red(`✘ the host repository changed during the run${by}`)}`);
     for (const change of result.hostChanges) lines.push(`    ${visible(change)}`);
   }
 

@@ -48,7 +48,9 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
       if (leaked) {
         return { status: 'fence_violated', reason: `the change contains ${describeSecrets(leaked.added, run.secrets)}; it was redacted in the patch and not committed`, ...kept };
       }
-      let verdict = decideStatus(outcome, fence, ticket, hostChanges);
+      // With bubblewrap the agent's commands never see the host's .git or checkout (and its
+      // file tools are held to the worktree), so a host change is someone else's doing.
+      let verdict = decideStatus(outcome, fence, ticket, hostChanges, { hostSealed: workspace.sandbox.kind === 'bwrap' });
       // A Ctrl-C while the result was being recorded still means interrupted: no branch.
       if (verdict.status === 'passed' && run.options.interrupt.aborted) verdict = { status: 'interrupted', reason: 'interrupted' };
       if (verdict.status !== 'passed') return { ...verdict, ...kept };
