@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { ToolOutput, ToolUse } from '../agent/loop.js';
 import type { Approver, ApprovalAnswer } from '../guard/approval/approver.js';
 import type { Guard, Verdict } from '../guard/guard.js';
-import { hasHooksFor, runHooks, type HookOutcome, type HookPayload, type HookSite } from '../guard/hooks.js';
+import { hasHooksFor, hookCouldNotStart, runHooks, type HookOutcome, type HookPayload, type HookSite } from '../guard/hooks.js';
 import { staysInProcessGroup } from '../guard/process-group.js';
 import { refusalText } from '../guard/refusal.js';
 import type { HookEvent, HooksConfig } from '../policy/hooks-schema.js';
@@ -77,7 +77,8 @@ export interface PipelineSite {
   /** A hook script (relative path) whose content changed since the run started, or null. */
   changedHookScript(): string | null;
   /** Hooks that failed without blocking (an exit code other than 0 and 2, a timeout). */
-  onBrokenHook(event: HookEvent, command: string, what: string): void;
+  /** `deniedCall`: the hook could not start, so the call it guards was denied (fail closed). */
+  onBrokenHook(event: HookEvent, command: string, what: string, deniedCall: boolean): void;
   emit: EmitEvent;
 }
 
@@ -124,9 +125,10 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     }
     const outcome = await runHooks(site.hooks, event, payload, site.hookSite(signal));
     for (const run of outcome.runs) {
-      emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2, stderr: run.stderr.slice(0, 2000) });
+      const failedClosed = outcome.blocked && run === outcome.runs.at(-1) && event === 'PreToolUse' && hookCouldNotStart(run);
+      emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2 || failedClosed, stderr: run.stderr.slice(0, 2000) });
       if (run.exitCode !== 0 && run.exitCode !== 2 && !signal.aborted) {
-        site.onBrokenHook(event, run.command, run.timedOut ? 'timed out and was killed' : run.exitCode === null ? 'could not run' : `exited ${run.exitCode}`);
+        site.onBrokenHook(event, run.command, run.timedOut ? 'timed out and was killed' : run.exitCode === null ? 'could not run' : `exited ${run.exitCode}`, failedClosed);
       }
     }
     return outcome;

@@ -172,7 +172,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
       const changed = hookScripts.find((file) => digests.get(file) !== hookDigests.get(file));
       return changed === undefined ? null : path.relative(worktree.dir, changed);
     },
-    onBrokenHook: (event, command, what) => run.warn(`${event} hook \`${command}\` ${what}; the run went on without it`),
+    onBrokenHook: (event, command, what, deniedCall) => run.warn(`${event} hook \`${command}\` ${what}; ${deniedCall ? 'it could not start, so the call it guards was denied' : 'the run went on without it'}`),
     emit,
   });
   const workspace: Workspace = {
