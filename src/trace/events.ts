@@ -49,7 +49,12 @@ const EVENT_SCHEMAS = [
     trace: z.string().optional(),
   }),
   event('run_gate', { ...decided, approved: z.boolean().optional() }),
-  event('worktree', { dir: z.string(), baseCommit: z.string() }),
+  event('worktree', {
+    dir: z.string(),
+    baseCommit: z.string(),
+    /** What the host checkout held beyond its HEAD as the run began; `inRun`: the run started from it (--from-worktree). */
+    hostUncommitted: z.object({ modified: z.number(), staged: z.number(), untracked: z.number(), inRun: z.boolean() }).optional(),
+  }),
   event('sandbox', {
     kind: z.enum(['bwrap', 'none']),
     network: z.boolean(),

@@ -28,7 +28,7 @@ export interface RunFold {
   start: Omit<EventOf<'run_start'>, 'type'> | null;
   /** A `hook: run.start` rule that decided, and its answer for an ask. */
   gate: Omit<EventOf<'run_gate'>, 'type'> | null;
-  worktree: { dir: string; baseCommit: string } | null;
+  worktree: Omit<EventOf<'worktree'>, 'type'> | null;
   sandbox: Omit<EventOf<'sandbox'>, 'type'> | null;
   secrets: { masked: string[]; exposed: string[] } | null;
   setup: Omit<EventOf<'setup'>, 'type'>[];
@@ -156,7 +156,7 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
         fold.gate = { effect: event.effect, rule: event.rule, scope: event.scope, reason: event.reason, ...(event.source !== undefined ? { source: event.source } : {}), ...(event.approved !== undefined ? { approved: event.approved } : {}) };
         break;
       case 'worktree':
-        fold.worktree = { dir: event.dir, baseCommit: event.baseCommit };
+        fold.worktree = { dir: event.dir, baseCommit: event.baseCommit, ...(event.hostUncommitted ? { hostUncommitted: event.hostUncommitted } : {}) };
         break;
       case 'sandbox':
         fold.sandbox = { kind: event.kind, network: event.network, ...(event.reaper ? { reaper: event.reaper } : {}), ...(event.warning !== undefined ? { warning: event.warning } : {}) };
@@ -283,6 +283,7 @@ export function runResultOf(fold: RunFold): RunResult {
     costUsd: fold.costUsd,
     durationMs: end.durationMs ?? 0,
     ...(baseCommit ? { baseCommit } : {}),
+    ...(fold.worktree?.hostUncommitted ? { hostUncommitted: fold.worktree.hostUncommitted } : {}),
     changes: fold.fence?.verdicts ?? [],
     ...(fold.hostChanges && fold.hostChanges.length > 0 ? { hostChanges: fold.hostChanges } : {}),
     checks,
