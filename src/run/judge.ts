@@ -2,8 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findAddedSecrets, type SecretValue } from '../text/redact.js';
 import { decideStatus, type Outcome, type RunStatus } from '../trace/outcome.js';
-import { listChanges, snapshotWorktree } from '../workspace/changes.js';
-import { checkFence } from '../workspace/fence.js';
+import { listChanges, listSubmoduleWrites, snapshotWorktree } from '../workspace/changes.js';
+import { checkFence, fenceWithSubmoduleWrites } from '../workspace/fence.js';
 import { commitToBranch, diffSnapshot } from '../workspace/keep.js';
 import type { Run } from './prepare.js';
 import type { RunWorkspace } from './workspace-stage.js';
@@ -34,7 +34,13 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
     const snapshot = await snapshotWorktree(workspace.worktree);
     try {
       const changes = await listChanges(snapshot);
-      const fence = checkFence(changes, ticket.allow, ticket.forbid);
+      // Writes inside a submodule's path are in no patch or commit: judged and named, never silently dropped.
+      const submoduleWrites = await listSubmoduleWrites(snapshot, changes);
+      const fence = fenceWithSubmoduleWrites(checkFence(changes, ticket.allow, ticket.forbid), submoduleWrites, ticket.allow, ticket.forbid);
+      if (submoduleWrites.length > 0) {
+        const folders = [...new Set(submoduleWrites.map((write) => write.submodule))].join(', ');
+        pending.keep(`${submoduleWrites.length} file(s) written inside submodule ${folders} are in neither the patch nor any commit (a worktree does not check submodules out)`);
+      }
       run.emit({ type: 'fence', ok: fence.ok, verdicts: fence.verdicts });
       // No change against the base is an empty patch: no git process needed to say so.
       const bytes = changes.length === 0 ? Buffer.alloc(0) : await diffSnapshot(snapshot);

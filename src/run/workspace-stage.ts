@@ -46,8 +46,8 @@ export interface RunWorkspace extends AsyncDisposable {
   failed: AbortSignal;
   /** Starts removing the worktree: the patch is written and nothing more is read from it. */
   release(): void;
-  /** The patch could not be written, so the worktree is the only copy of the work: it stays. */
-  keep(): void;
+  /** The worktree is the only copy of some of the work (the patch could not be written, or `why`): it stays. */
+  keep(why?: string): void;
   /** Where the worktree stays after the run, if it does. */
   readonly kept: string | undefined;
 }
@@ -84,9 +84,9 @@ export function openWorkspace(run: Run): RunWorkspace {
     release: () => {
       if (made !== undefined && !keep) void remove(made);
     },
-    keep: () => {
+    keep: (why = 'the patch could not be written') => {
       keep = true;
-      if (made !== undefined) run.warn(`the worktree was kept because the patch could not be written: ${made.dir}`);
+      if (made !== undefined) run.warn(`the worktree was kept because ${why}: ${made.dir}`);
     },
     get kept() {
       return keep ? made?.dir : undefined;
