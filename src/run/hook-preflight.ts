@@ -38,10 +38,10 @@ export async function hookProblems(entries: HookEntry[], repo: string, source: H
       const targets: { file: string; executed: boolean }[] = [];
       if (program.text.includes('/')) targets.push({ file: path.resolve(base, program.text), executed: true });
       else if (INTERPRETERS.has(program.text)) {
-        const script = operands.find((arg) => arg.unknown === undefined && !arg.text.startsWith('-'));
-        // `bash -c '…'` names no script.
-        const inline = operands.some((arg) => arg.text === '-c' || arg.text === '-e' || arg.text === '--eval');
-        if (script !== undefined && !inline) targets.push({ file: path.resolve(base, script.text), executed: false });
+        // Only `bash hooks/check.sh` form: with an option first (`-c '…'`, `python3 -m tool`) the
+        // operand may be no file at all.
+        const script = operands[0];
+        if (script !== undefined && script.unknown === undefined && script.text !== '' && !script.text.startsWith('-')) targets.push({ file: path.resolve(base, script.text), executed: false });
       }
       for (const target of targets) {
         const message = await checkTarget(target.file, target.executed, repo, source, env.PATH ?? '');
@@ -69,6 +69,9 @@ async function checkTarget(file: string, executed: boolean, repo: string, source
   const listed = await git(repo, ['ls-tree', '-z', '--full-tree', source.commit, '--', name], { allowFailure: true, env: { GIT_LITERAL_PATHSPECS: '1' } });
   const entry = /^(\d+) (\w+) ([0-9a-f]+)\t/.exec(listed.stdout);
   if (entry === null) {
+    // An ignored path (`./node_modules/.bin/x`) is made by setup, if at all: not this check's to judge.
+    const ignored = await git(repo, ['check-ignore', '--quiet', '--no-index', '--', name], { allowFailure: true });
+    if (ignored.exitCode === 0) return null;
     const onDisk = exists(file) ? ' (it is in your working tree, uncommitted)' : '';
     return `${name} is not in the base commit ${shortCommit}, so the worktree the hook runs in lacks it${onDisk}`;
   }

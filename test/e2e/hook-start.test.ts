@@ -56,6 +56,18 @@ describe('a hook that cannot start', () => {
     });
   }
 
+  it('does not refuse hooks whose scripts it cannot judge: inline code, modules, tools setup makes', async () => {
+    const repo = baseRepo();
+    const hooks = ['bash -c "exit 0"', 'python3 -m json.tool --help', './node_modules/.bin/guard', 'jq -r .tool_name'];
+    writeFileSync(path.join(repo, 'corral.yaml'), ['hooks:', '  PreToolUse:', '    - hooks:', ...hooks.map((command) => `        - {type: command, command: ${JSON.stringify(command)}}`), ''].join('\n'));
+    writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\n');
+    gitIn(repo, ['add', '-A']);
+    gitIn(repo, ['commit', '-qm', 'hooks']);
+    const check = await runCli(['check', 'ticket.yaml'], { cwd: repo });
+    expect(check.stderr).not.toContain('hook `');
+    expect(check.exitCode).toBe(0);
+  });
+
   it('denies the call it guards when it cannot start at run time (fail closed), not a warning', async () => {
     const repo = baseRepo();
     writeFileSync(path.join(repo, 'corral.yaml'), config('corral-test-no-such-guard-program'));
