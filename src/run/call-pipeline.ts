@@ -77,8 +77,7 @@ export interface PipelineSite {
   /** A hook script (relative path) whose content changed since the run started, or null. */
   changedHookScript(): string | null;
   /** Hooks that failed without blocking (an exit code other than 0 and 2, a timeout). */
-  /** `deniedCall`: the hook could not start, so the call it guards was denied (fail closed). */
-  onBrokenHook(event: HookEvent, command: string, what: string, deniedCall: boolean): void;
+  onBrokenHook(event: HookEvent, command: string, what: string): void;
   emit: EmitEvent;
 }
 
@@ -127,8 +126,9 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     for (const run of outcome.runs) {
       const failedClosed = outcome.blocked && run === outcome.runs.at(-1) && event === 'PreToolUse' && hookCouldNotStart(run);
       emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2 || failedClosed, stderr: run.stderr.slice(0, 2000) });
-      if (run.exitCode !== 0 && run.exitCode !== 2 && !signal.aborted) {
-        site.onBrokenHook(event, run.command, run.timedOut ? 'timed out and was killed' : run.exitCode === null ? 'could not run' : `exited ${run.exitCode}`, failedClosed);
+      // A hook that failed closed denied the call, and the denial says why: no warning on top.
+      if (run.exitCode !== 0 && run.exitCode !== 2 && !signal.aborted && !failedClosed) {
+        site.onBrokenHook(event, run.command, run.timedOut ? 'timed out and was killed' : run.exitCode === null ? 'could not run' : `exited ${run.exitCode}`);
       }
     }
     return outcome;

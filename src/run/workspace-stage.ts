@@ -46,7 +46,7 @@ export interface RunWorkspace extends AsyncDisposable {
   failed: AbortSignal;
   /** Starts removing the worktree: the patch is written and nothing more is read from it. */
   release(): void;
-  /** The worktree is the only copy of some of the work (the patch could not be written, or `why`): it stays. */
+  /** The patch could not be written (or `why`), so the worktree is the only copy of the work: it stays. */
   keep(why?: string): void;
   /** Where the worktree stays after the run, if it does. */
   readonly kept: string | undefined;
@@ -175,7 +175,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
       const changed = hookScripts.find((file) => digests.get(file) !== hookDigests.get(file));
       return changed === undefined ? null : path.relative(worktree.dir, changed);
     },
-    onBrokenHook: (event, command, what, deniedCall) => run.warn(`${event} hook \`${command}\` ${what}; ${deniedCall ? 'it could not start, so the call it guards was denied' : 'the run went on without it'}`),
+    onBrokenHook: (event, command, what) => run.warn(`${event} hook \`${command}\` ${what}; the run went on without it`),
     emit,
   });
   const workspace: Workspace = {
