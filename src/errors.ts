@@ -9,6 +9,7 @@ export const EXIT = {
   blocked: 4,
   refused: 5,
   model_error: 6,
+  host_changed: 7,
   usage: 64,
   internal: 70,
   interrupted: 130,

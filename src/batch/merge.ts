@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { EXIT, UsageError, type Problem } from '../errors.js';
+import { RUN_STATUSES } from '../trace/outcome.js';
 import { REPORT_VERSION, completeRunLine, ticketRef } from '../report/json.js';
 import { sortTicketReports, totalsOf, type BatchReport, type JsonTotals, type ShardSpec, type TicketReport } from '../report/batch-report.js';
 
@@ -29,7 +30,7 @@ const LINE = z.discriminatedUnion('type', [
   z.looseObject({
     type: z.literal('run'),
     ticket: ticketLine,
-    status: z.enum(['passed', 'failed', 'fence_violated', 'budget_exhausted', 'blocked', 'refused', 'model_error', 'interrupted', 'internal_error']),
+    status: z.enum(RUN_STATUSES),
     exitCode: z.number().int(),
     reason: z.string(),
     model: z.string(),

@@ -51,6 +51,7 @@ export function corralProgram(io: CliIo, setExitCode: (code: number) => void): C
     .option('--max-usd <usd>', 'cap the whole batch: a ticket starts only while what is left covers its own budget.usd')
     .option('--junit <file>', 'also write a JUnit XML report: each ticket a testcase, its checks as properties')
     .option('--keep', 'keep the worktree after the run and print where it is')
+    .option('--from-worktree', "start from your working tree (uncommitted and untracked files) instead of HEAD; your index, refs and files are left as they are")
     .option('--model <id>', 'model id, or replay:<script.yaml>, overriding the ticket')
     .option('--runs-dir <dir>', 'where run directories go (default: <repo>/.corral/runs)')
     .option('--unattended', 'nobody is there to approve: refuse every ask (also when CI=true or stdin is not a terminal)')
@@ -225,6 +226,7 @@ export interface RunCommandOptions extends ReportingOptions {
   maxUsd?: string;
   unattended?: boolean;
   keep?: boolean;
+  fromWorktree?: boolean;
   model?: string;
   runsDir?: string;
 }

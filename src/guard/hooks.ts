@@ -24,6 +24,14 @@ const PATH_FIELDS = ['file_path', 'path'] as const;
  */
 export type PermissionMode = 'default' | 'dontAsk';
 
+/** The shell's own exit codes for a command it could not start: not executable (126), not found or a bad interpreter (127). */
+const CANNOT_START_EXIT_CODES = new Set([126, 127]);
+
+/** Whether a hook never ran its own code: missing, not executable, a bad interpreter, or a spawn that failed. */
+export function hookCouldNotStart(run: Pick<HookRun, 'exitCode' | 'timedOut'>): boolean {
+  return !run.timedOut && (run.exitCode === null || CANNOT_START_EXIT_CODES.has(run.exitCode));
+}
+
 /** What the caller knows about the event; the site fields are added from `HookSite`. */
 export interface HookPayload {
   tool_name?: string;
@@ -138,6 +146,12 @@ export async function runHooks(
       durationMs: result.durationMs,
     };
     runs.push(run);
+    // Fail closed: a guard hook that cannot start guards nothing, so the call it guards is
+    // denied (a hook that ran and failed is still only a warning, as the other agents do).
+    if (event === 'PreToolUse' && hookCouldNotStart(run) && !site.signal.aborted) {
+      const why = run.exitCode === null ? 'it could not be started' : `exit ${run.exitCode}: ${run.stderr.trim().split('\n').at(-1) || 'the shell could not start it'}`;
+      return { blocked: true, reason: `the PreToolUse hook \`${hook.command}\` could not start (${why}); a guard hook that cannot run guards nothing, so the call is denied`, runs };
+    }
     if (run.exitCode === BLOCKING_EXIT_CODE) {
       const reason = run.stderr.trim() || `hook \`${hook.command}\` exited with code 2 and wrote no reason on stderr`;
       return { blocked: true, reason, runs, ...said() };

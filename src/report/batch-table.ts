@@ -66,7 +66,7 @@ function rowOf(ticket: TicketReport, c: ChalkInstance): { cells: string[]; ok: b
 }
 
 // Worst news first in the totals line; passed last.
-const ORDER = ['interrupted', 'internal_error', 'fence_violated', 'model_error', 'refused', 'blocked', 'budget_exhausted', 'failed', 'skipped', 'passed'];
+const ORDER = ['interrupted', 'internal_error', 'fence_violated', 'host_changed', 'model_error', 'refused', 'blocked', 'budget_exhausted', 'failed', 'skipped', 'passed'];
 
 function statusOrder(status: string): number {
   const i = ORDER.indexOf(status);

@@ -13,13 +13,14 @@ export interface TicketRef {
 
 // Facts a run may not have. In a RunResult they are left out; in a report line they are
 // always there, as null or [], so every documented field can be read without a guard.
-type MaybeAbsent = 'ticket' | 'budgetExhausted' | 'baseCommit' | 'hostChanges' | 'approvalsNeeded' | 'patch' | 'branch' | 'sandbox' | 'worktree' | 'instructions';
+type MaybeAbsent = 'ticket' | 'budgetExhausted' | 'baseCommit' | 'hostUncommitted' | 'hostChanges' | 'approvalsNeeded' | 'patch' | 'branch' | 'sandbox' | 'worktree' | 'instructions';
 
 /** The machine-readable report of one run: the summary's facts, secrets redacted (schema/report.schema.json). */
 export type JsonRunReport = { corral: typeof REPORT_VERSION; type: 'run' } & Omit<RunResult, MaybeAbsent> & {
     ticket: TicketRef;
     budgetExhausted: BudgetKind | null;
     baseCommit: string | null;
+    hostUncommitted: NonNullable<RunResult['hostUncommitted']> | null;
     hostChanges: string[];
     approvalsNeeded: string | null;
     patch: string | null;
@@ -49,6 +50,7 @@ export function toJsonReport(result: RunResult, redact?: Redactor): JsonRunRepor
     costUsd: result.costUsd,
     durationMs: result.durationMs,
     baseCommit: result.baseCommit ?? null,
+    hostUncommitted: result.hostUncommitted ?? null,
     changes: result.changes,
     hostChanges: result.hostChanges ?? [],
     setup: result.setup,
@@ -75,6 +77,7 @@ export function toJsonReport(result: RunResult, redact?: Redactor): JsonRunRepor
 const ABSENT_AS: Record<Exclude<MaybeAbsent, 'ticket'>, null | []> = {
   budgetExhausted: null,
   baseCommit: null,
+  hostUncommitted: null,
   hostChanges: [],
   approvalsNeeded: null,
   patch: null,

@@ -33,6 +33,7 @@ const OUTCOME: Record<RunStatus, Outcome> = {
   passed: 'passed',
   failed: 'failure',
   fence_violated: 'failure',
+  host_changed: 'error',
   budget_exhausted: 'failure',
   blocked: 'failure',
   refused: 'failure',

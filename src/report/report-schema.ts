@@ -82,6 +82,10 @@ export const runLineSchema = z
     costUsd: z.number().nonnegative().nullable().meta({ description: 'What the run cost in US dollars; null when the model has no known price.' }),
     durationMs: z.number().nonnegative().meta({ description: 'Wall time of the run.' }),
     baseCommit: maybeString('The commit the worktree started from; null when the run ended before it had one.'),
+    hostUncommitted: z
+      .strictObject({ modified: count, staged: count, untracked: count, inRun: z.boolean() })
+      .nullable()
+      .meta({ description: "What the host checkout held beyond its HEAD as the run began (git status: modified, staged, untracked files); inRun: the run started from it (--from-worktree), else none of it was part of the run. null when the run ended before it had a worktree." }),
     changes: z.array(verdictSchema).meta({ description: "Each changed path with the fence's verdict." }),
     hostChanges: z.array(z.string()).meta({ description: 'How the host repository changed during the run (HEAD, refs, config, hooks, index); [] when it did not.' }),
     setup: z

@@ -13,6 +13,7 @@ export const STATUS_LABEL: Record<RunStatus, string> = {
   passed: 'PASSED',
   failed: 'FAILED',
   fence_violated: 'FENCE VIOLATED',
+  host_changed: 'HOST CHANGED',
   budget_exhausted: 'BUDGET EXHAUSTED',
   blocked: 'BLOCKED',
   refused: 'REFUSED',
@@ -49,7 +50,7 @@ export function formatDuration(ms: number): string {
 }
 
 // A run's facts as a RunResult leaves them out and as a report line gives them: null.
-type MaybeNull = 'ticket' | 'budgetExhausted' | 'baseCommit' | 'hostChanges' | 'approvalsNeeded' | 'patch' | 'branch' | 'sandbox' | 'worktree' | 'instructions';
+type MaybeNull = 'ticket' | 'budgetExhausted' | 'baseCommit' | 'hostUncommitted' | 'hostChanges' | 'approvalsNeeded' | 'patch' | 'branch' | 'sandbox' | 'worktree' | 'instructions';
 /** A RunResult or a report line (JsonRunReport): the summary reads both. */
 export type SummaryInput = Omit<RunResult, MaybeNull> & { ticket: { id: string; file: string; title?: string | null | undefined } } & {
   [K in Exclude<MaybeNull, 'ticket'>]?: RunResult[K] | null;
@@ -94,8 +95,14 @@ export function formatSummary(result: SummaryInput, c: ChalkInstance, cwd: strin
     }
   }
 
+  const uncommitted = result.hostUncommitted;
+  if (uncommitted && uncommitted.modified + uncommitted.staged + uncommitted.untracked > 0) {
+    const counts = (['modified', 'staged', 'untracked'] as const).filter((kind) => uncommitted[kind] > 0).map((kind) => `${uncommitted[kind]} ${kind}`).join(', ');
+    lines.push(`  ${c.dim('host')}     ${uncommitted.inRun ? `started from your working tree (--from-worktree): ${counts}` : c.yellow(`not part of this run: ${counts} (it started from the commit; --from-worktree starts from your working tree)`)}`);
+  }
   if (result.hostChanges && result.hostChanges.length > 0) {
-    lines.push(`  ${c.dim('host')}     ${c.red('✘ the host repository changed during the run')}`);
+    const by = result.status === 'host_changed' ? ' (not by the agent, which could not reach it: concurrent activity)' : '';
+    lines.push(`  ${c.dim('host')}     ${c.red(`✘ the host repository changed during the run${by}`)}`);
     for (const change of result.hostChanges) lines.push(`    ${visible(change)}`);
   }
 

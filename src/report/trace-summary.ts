@@ -231,7 +231,8 @@ export function formatTraceSummary(s: TraceSummary, c: ChalkInstance, width = DE
     for (const v of s.fence.violations) lines.push(`    ${c.red('✘')} ${visible(v.path)}  ${c.dim(visible(v.reason))}`);
   }
   if (s.hostChanges.length > 0) {
-    lines.push(`  ${label('host')}${c.red('✘ the host repository changed during the run')}`);
+    const by = s.status === 'host_changed' ? ' (not by the agent, which could not reach it: concurrent activity)' : '';
+    lines.push(`  ${label('host')}${c.red(`✘ the host repository changed during the run${by}`)}`);
     for (const change of s.hostChanges) lines.push(`    ${visible(change)}`);
   }
   if (s.failures.length > 0) lines.push(`  ${c.dim('failures')}`);

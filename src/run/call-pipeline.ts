@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { ToolOutput, ToolUse } from '../agent/loop.js';
 import type { Approver, ApprovalAnswer } from '../guard/approval/approver.js';
 import type { Guard, Verdict } from '../guard/guard.js';
-import { hasHooksFor, runHooks, type HookOutcome, type HookPayload, type HookSite } from '../guard/hooks.js';
+import { hasHooksFor, hookCouldNotStart, runHooks, type HookOutcome, type HookPayload, type HookSite } from '../guard/hooks.js';
 import { staysInProcessGroup } from '../guard/process-group.js';
 import { refusalText } from '../guard/refusal.js';
 import type { HookEvent, HooksConfig } from '../policy/hooks-schema.js';
@@ -138,9 +138,11 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     const outcome = await runHooks(site.hooks, event, payload, site.hookSite(signal));
     for (const run of outcome.runs) {
       const said = { ...(run.updatedInput !== undefined ? { updatedInput: run.updatedInput } : {}), ...(run.context !== undefined ? { additionalContext: run.context } : {}), ...(run.halt !== undefined ? { stopReason: run.halt } : {}) };
+      const failedClosed = outcome.blocked && run === outcome.runs.at(-1) && event === 'PreToolUse' && hookCouldNotStart(run);
       // Redacted before it is cut: a secret cut in two could no longer be found by the trace writer.
-      emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2, stderr: (site.redact ?? redactSecrets)(run.stderr).slice(0, 2000), ...said });
-      if (run.exitCode !== 0 && run.exitCode !== 2 && !signal.aborted) {
+      emit({ type: 'hook', step, event, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, durationMs: run.durationMs, blocked: run.exitCode === 2 || failedClosed, stderr: (site.redact ?? redactSecrets)(run.stderr).slice(0, 2000), ...said });
+      // A hook that failed closed denied the call, and the denial says why: no warning on top.
+      if (run.exitCode !== 0 && run.exitCode !== 2 && !signal.aborted && !failedClosed) {
         site.onBrokenHook(event, run.command, run.timedOut ? 'timed out and was killed' : run.exitCode === null ? 'could not run' : `exited ${run.exitCode}`);
       }
     }

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { SecretValue } from '../text/redact.js';
 import { decideStatus, type Outcome, type RunStatus } from '../trace/outcome.js';
-import { listChanges, snapshotWorktree } from '../workspace/changes.js';
-import { checkFence } from '../workspace/fence.js';
+import { listChanges, listSubmoduleWrites, snapshotWorktree } from '../workspace/changes.js';
+import { checkFence, fenceWithSubmoduleWrites } from '../workspace/fence.js';
 import { commitToBranch } from '../workspace/keep.js';
 import { writePatch } from '../workspace/patch-file.js';
 import type { Run } from './prepare.js';
@@ -34,7 +34,13 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
     const snapshot = await snapshotWorktree(workspace.worktree);
     try {
       const changes = await listChanges(snapshot);
-      const fence = checkFence(changes, ticket.allow, ticket.forbid);
+      // Writes inside a submodule's path are in no patch or commit: judged and named, never silently dropped.
+      const submoduleWrites = await listSubmoduleWrites(snapshot, changes);
+      const fence = fenceWithSubmoduleWrites(checkFence(changes, ticket.allow, ticket.forbid), submoduleWrites, ticket.allow, ticket.forbid);
+      if (submoduleWrites.length > 0) {
+        const folders = [...new Set(submoduleWrites.map((write) => write.submodule))].join(', ');
+        pending.keep(`${submoduleWrites.length} file(s) written inside submodule ${folders} are in neither the patch nor any commit (a worktree does not check submodules out)`);
+      }
       run.emit({ type: 'fence', ok: fence.ok, verdicts: fence.verdicts });
       // No change against the base is an empty patch: no git process needed to say so.
       // Streamed from git to the file and read for secrets a window at a time.
@@ -48,7 +54,9 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
       if (leaked) {
         return { status: 'fence_violated', reason: `the change contains ${describeSecrets(leaked.added, run.secrets)}; it was redacted in the patch and not committed`, ...kept };
       }
-      let verdict = decideStatus(outcome, fence, ticket, hostChanges);
+      // With bubblewrap the agent's commands never see the host's .git or checkout (and its
+      // file tools are held to the worktree), so a host change is someone else's doing.
+      let verdict = decideStatus(outcome, fence, ticket, hostChanges, { hostSealed: workspace.sandbox.kind === 'bwrap' });
       // A Ctrl-C while the result was being recorded still means interrupted: no branch.
       if (verdict.status === 'passed' && run.options.interrupt.aborted) verdict = { status: 'interrupted', reason: 'interrupted' };
       if (verdict.status !== 'passed') return { ...verdict, ...kept };
@@ -56,7 +64,7 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
       // committed (in the host repository, from the snapshot's own index).
       pending.release();
       const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
-      const { branch, detour } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1), { unchanged: changes.length === 0 });
+      const { branch, detour } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1), { unchanged: changes.length === 0, ticketId: ticket.id, tipAtStart: run.branchTipAtStart });
       if (detour !== undefined) run.warn(detour);
       return { ...verdict, ...kept, branch };
     } finally {

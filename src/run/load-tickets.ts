@@ -6,6 +6,8 @@ import { discoverTickets } from '../ticket/discover.js';
 import { findDuplicateIds } from '../ticket/duplicate-ids.js';
 import { loadTicket } from '../ticket/load.js';
 import type { Ticket } from '../ticket/types.js';
+import { resolveCommit } from '../git/git.js';
+import { hookProblems } from './hook-preflight.js';
 import { preflightTicket, type PreflightOptions } from './preflight.js';
 
 export interface LoadedTicket {
@@ -24,6 +26,8 @@ export interface LoadTicketsOptions extends PreflightOptions {
   model?: string;
   /** A batch dollar cap is set (`--max-usd`): each ticket needs a cap of its own to be weighed against it. */
   requireUsdBudget?: boolean;
+  /** The worktree starts from the host's working tree (`--from-worktree`), not the base commit. */
+  fromWorktree?: boolean;
 }
 
 /**
@@ -36,6 +40,8 @@ export async function loadTickets(inputs: string[], options: LoadTicketsOptions)
   if (files.length === 0) throw new UsageError(`no ticket files found in ${inputs.join(', ')}`);
   const loaded: LoadedTicket[] = [];
   const configs = new Map<string, Promise<LoadedConfig>>();
+  // The hooks of a repository are checked once per base they run against, and said once.
+  const hooksChecked = new Set<string>();
   const configOf = (repo: string): Promise<LoadedConfig> => {
     let config = configs.get(repo);
     if (config === undefined) configs.set(repo, (config = loadConfig(repo, options.env, options.cwd)));
@@ -53,6 +59,15 @@ export async function loadTickets(inputs: string[], options: LoadTicketsOptions)
       const settings = settingsFrom(config);
       const applied = applySettings(ticket, settings, { ...(options.model ? { modelOverride: options.model } : {}), shownFile: shown });
       const problems = [...applied.problems, ...(await preflightTicket(applied.ticket, { env: options.env, cwd: options.cwd, requireKey: options.requireKey, prices: priceTable(settings), ...(options.loadReplayScript ? { loadReplayScript: options.loadReplayScript } : {}), requireSandbox: options.requireSandbox ?? false }))];
+      if (settings.hookEntries.length > 0) {
+        const commit = options.fromWorktree ? null : (applied.ticket.baseCommit ?? (await resolveCommit(applied.ticket.repo, applied.ticket.base)));
+        const key = `${applied.ticket.repo}\0${commit ?? 'checkout'}`;
+        if ((options.fromWorktree || commit !== null) && !hooksChecked.has(key)) {
+          hooksChecked.add(key);
+          const source = commit === null ? ({ kind: 'checkout' } as const) : ({ kind: 'commit', commit } as const);
+          problems.push(...(await hookProblems(settings.hookEntries, applied.ticket.repo, source, options.env, options.cwd)));
+        }
+      }
       const budgetUsd = applied.ticket.budget.usd;
       if (options.requireUsdBudget && budgetUsd === undefined) {
         problems.push({ file: shown, line: 1, column: 1, field: 'budget.usd', message: 'no dollar budget: --max-usd starts a ticket only when what the batch has left covers the ticket\'s own budget.usd', hint: 'give the ticket (or `budget:` in corral.yaml) a `usd:` cap, or run without --max-usd' });

@@ -11,6 +11,7 @@ import { configDigest, defaultSettings, priceTable, type Settings } from '../con
 import type { PriceTable } from '../config/prices.js';
 import { UsageError } from '../errors.js';
 import { resolveCommit } from '../git/git.js';
+import { commitWorkingTree } from '../workspace/working-tree.js';
 import { CORRAL_VERSION } from '../package.js';
 import { createRedactor, secretValues, type Redactor, type SecretValue } from '../text/redact.js';
 import type { Ticket } from '../ticket/types.js';
@@ -36,6 +37,8 @@ export interface RunOptions {
   settings?: Settings;
   /** The terminal to ask a person on; absent, the run is unattended and every ask is refused. */
   prompt?: TerminalPrompt;
+  /** Start from the host's working tree (uncommitted and untracked files included) instead of the base commit. */
+  fromWorktree?: boolean;
   /** How replay scripts are loaded; a command passes the one its ticket loader used, so no script is parsed twice. */
   loadReplayScript?: ReplayLoader;
   /** The file operations the trace is written with; default node's. A test's fails on purpose (a full disk). */
@@ -58,6 +61,10 @@ export interface Run {
   modelId: string;
   prices: PriceTable;
   baseCommit: string;
+  /** The tip of `corral/<id>` when the run began; null when there was no such branch. */
+  branchTipAtStart: string | null;
+  /** The base commit is a commit of the host's working tree on top of HEAD (--from-worktree). */
+  fromWorktree: boolean;
   /** The host's secret values: redacted from the trace and the patch, and looked for in the change. */
   secrets: SecretValue[];
   /** Redacts those values and well-known key shapes: what the trace writer applies to every line. */
@@ -101,8 +108,16 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
   const modelId = modelOf(ticket);
   const loadScript = options.loadReplayScript ?? memoizeReplayLoads();
   const model = await prepareModel(modelId, options.env, options.cwd, settings.modelApi, loadScript);
-  const baseCommit = ticket.baseCommit ?? (await resolveCommit(ticket.repo, ticket.base));
+  // The result branch's tip as the run begins: a run commits over it only if nobody moved it meanwhile.
+  const [baseCommit, branchTipAtStart] = await Promise.all([ticket.baseCommit ?? resolveCommit(ticket.repo, ticket.base), resolveCommit(ticket.repo, `refs/heads/corral/${ticket.id}`)]);
   if (!baseCommit) throw new UsageError(`${shownFile}: base ${ticket.base} does not resolve to a commit in ${ticket.repo}`);
+  const fromWorktree = options.fromWorktree === true;
+  if (fromWorktree) {
+    // The working tree is a change to HEAD; on another base it would mean nothing.
+    const head = await resolveCommit(ticket.repo, 'HEAD');
+    if (head !== baseCommit) throw new UsageError(`${shownFile}: --from-worktree starts from your working tree, which sits on HEAD, but the ticket's base ${ticket.base} is another commit`);
+  }
+  const runBase = fromWorktree ? await commitWorkingTree(ticket.repo, baseCommit) : baseCommit;
 
   const runId = makeRunId(ticket.id, startedAt);
   const runDir = path.join(options.runsDir ?? path.join(ticket.repo, '.corral', 'runs'), runId);
@@ -133,7 +148,7 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
     emit({ type: 'warning', message });
   };
   const ticketRef = { id: ticket.id, file: ticket.file, ...(ticket.title ? { title: ticket.title } : {}) };
-  emit({ type: 'run_start', runId, ticket: ticketRef, model: modelId, runDir, corral: CORRAL_VERSION, configDigest: configDigest(settings, ticket), baseCommit, trace: traceFile });
+  emit({ type: 'run_start', runId, ticket: ticketRef, model: modelId, runDir, corral: CORRAL_VERSION, configDigest: configDigest(settings, ticket), baseCommit: runBase, trace: traceFile });
   const approvalsFile = path.join(runDir, 'approvals-needed.yaml');
   return {
     ticket,
@@ -149,7 +164,9 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
     model,
     modelId,
     prices: priceTable(settings),
-    baseCommit,
+    baseCommit: runBase,
+    branchTipAtStart,
+    fromWorktree,
     secrets,
     redact,
     emit,

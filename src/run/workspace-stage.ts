@@ -10,6 +10,7 @@ import { findSubreaper, NO_SUBREAPER_WARNING } from '../proc/subreaper.js';
 import type { ToolContext } from '../tools/types.js';
 import { hostDifferences, recordHostState, type HostState } from '../workspace/host-integrity.js';
 import { openRepoCache, type RepoCache } from '../workspace/repo-cache.js';
+import { countUncommitted } from '../workspace/working-tree.js';
 import { createWorktree, releaseWorktree, removeWorktree, runTempDirOf, type Worktree } from '../workspace/worktree.js';
 import { createCallPipeline, type CallPipeline } from './call-pipeline.js';
 import type { CommandSite } from './checks.js';
@@ -128,7 +129,9 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   made(worktree, tempDir);
   if (host.status === 'rejected') throw host.reason;
   const hostBefore = host.value;
-  emit({ type: 'worktree', dir: worktree.dir, baseCommit: run.baseCommit });
+  // What the host checkout holds beyond HEAD is named, so nobody thinks the agent saw it when it did not.
+  const uncommitted = countUncommitted(hostBefore.checkout);
+  emit({ type: 'worktree', dir: worktree.dir, baseCommit: run.baseCommit, hostUncommitted: { ...uncommitted, inRun: run.fromWorktree } });
   // mkdir fails on anything already there.
   await mkdir(tempDir, { mode: 0o700 });
   // Claude Code's `env` under the config's and the ticket's (which may name a secret of it to pass it).

@@ -57,7 +57,12 @@ const EVENT_SCHEMAS = [
     /** The ticket turned them off (`instructions: false`). */
     off: z.boolean().optional(),
   }),
-  event('worktree', { dir: z.string(), baseCommit: z.string() }),
+  event('worktree', {
+    dir: z.string(),
+    baseCommit: z.string(),
+    /** What the host checkout held beyond its HEAD as the run began; `inRun`: the run started from it (--from-worktree). */
+    hostUncommitted: z.object({ modified: z.number(), staged: z.number(), untracked: z.number(), inRun: z.boolean() }).optional(),
+  }),
   event('sandbox', {
     kind: z.enum(['bwrap', 'none']),
     network: z.boolean(),

@@ -31,7 +31,7 @@ export interface RunFold {
   gate: Omit<EventOf<'run_gate'>, 'type'> | null;
   /** The instruction files the system prompt carried; null in traces from before they were read. */
   instructions: Omit<EventOf<'instructions'>, 'type'> | null;
-  worktree: { dir: string; baseCommit: string } | null;
+  worktree: Omit<EventOf<'worktree'>, 'type'> | null;
   sandbox: Omit<EventOf<'sandbox'>, 'type'> | null;
   secrets: { masked: string[]; exposed: string[] } | null;
   setup: Omit<EventOf<'setup'>, 'type'>[];
@@ -163,7 +163,7 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
         fold.instructions = { files: event.files.map((file) => ({ path: file.path, bytes: file.bytes, cut: file.cut })), omitted: event.omitted, ...(event.off !== undefined ? { off: event.off } : {}) };
         break;
       case 'worktree':
-        fold.worktree = { dir: event.dir, baseCommit: event.baseCommit };
+        fold.worktree = { dir: event.dir, baseCommit: event.baseCommit, ...(event.hostUncommitted ? { hostUncommitted: event.hostUncommitted } : {}) };
         break;
       case 'sandbox':
         fold.sandbox = { kind: event.kind, network: event.network, ...(event.reaper ? { reaper: event.reaper } : {}), ...(event.warning !== undefined ? { warning: event.warning } : {}) };
@@ -290,6 +290,7 @@ export function runResultOf(fold: RunFold): RunResult {
     costUsd: fold.costUsd,
     durationMs: end.durationMs ?? 0,
     ...(baseCommit ? { baseCommit } : {}),
+    ...(fold.worktree?.hostUncommitted ? { hostUncommitted: fold.worktree.hostUncommitted } : {}),
     changes: fold.fence?.verdicts ?? [],
     ...(fold.hostChanges && fold.hostChanges.length > 0 ? { hostChanges: fold.hostChanges } : {}),
     setup: fold.setup,

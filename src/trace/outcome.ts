@@ -18,7 +18,7 @@ export type Outcome =
   | undefined;
 
 /** How a run can end; the `end` event's status is one of these. */
-export const RUN_STATUSES = ['passed', 'failed', 'fence_violated', 'budget_exhausted', 'blocked', 'refused', 'model_error', 'interrupted', 'internal_error'] as const;
+export const RUN_STATUSES = ['passed', 'failed', 'fence_violated', 'budget_exhausted', 'blocked', 'refused', 'model_error', 'interrupted', 'internal_error', 'host_changed'] as const;
 
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -42,6 +42,8 @@ export function exitCodeOf(status: RunStatus): number {
       return EXIT.interrupted;
     case 'internal_error':
       return EXIT.internal;
+    case 'host_changed':
+      return EXIT.host_changed;
   }
 }
 
@@ -52,6 +54,7 @@ const SEVERITY = [
   EXIT.internal,
   EXIT.usage,
   EXIT.fence_violated,
+  EXIT.host_changed,
   EXIT.model_error,
   EXIT.refused,
   EXIT.blocked,
@@ -72,17 +75,42 @@ export function mostSevereExitCode(codes: number[]): number {
   return best;
 }
 
-/** The run's status: a breached fence beats every outcome but an interruption or a bug. */
-export function decideStatus(outcome: Outcome, fence: { ok: boolean; verdicts: FenceVerdict[] }, ticket: { allowEmpty: boolean }, hostChanges: string[] = []): { status: RunStatus; reason: string } {
+/**
+ * Whether the agent could have changed the host repository: without a working sandbox its
+ * commands can write the host's `.git` and checkout; with one they see neither (and
+ * corral's own file tools are held to the worktree by the guard).
+ */
+export interface HostReach {
+  /** The agent's commands ran in a sandbox that hides the host's `.git` and checkout. */
+  hostSealed: boolean;
+}
+
+/**
+ * The run's status: a breached fence beats every outcome but an interruption or a bug. A
+ * host repository that changed during the run is a breach when the agent could have
+ * changed it; when it could not (`hostSealed`), it was someone else's concurrent activity
+ * (a fetch, a commit, a checkout in the host), which is `host_changed`: the agent's work
+ * is not judged on it, nor committed.
+ */
+export function decideStatus(outcome: Outcome, fence: { ok: boolean; verdicts: FenceVerdict[] }, ticket: { allowEmpty: boolean }, hostChanges: string[] = [], reach: HostReach = { hostSealed: false }): { status: RunStatus; reason: string } {
   if (!outcome) return { status: 'internal_error', reason: 'the run ended before the agent started' };
   if (outcome.kind === 'interrupted') return { status: 'interrupted', reason: 'interrupted' };
   if (outcome.kind === 'internal_error') return { status: 'internal_error', reason: outcome.reason };
-  if (hostChanges.length > 0) {
-    return { status: 'fence_violated', reason: `the host repository changed during the run: ${hostChanges.join('; ')}` };
+  if (hostChanges.length > 0 && !reach.hostSealed) {
+    return {
+      status: 'fence_violated',
+      reason: `the host repository changed during the run: ${hostChanges.join('; ')} (the agent ran without a sandbox, so it could have done this; if it was your own git activity in the host, such as a fetch, a commit or a checkout, run again when the host is quiet)`,
+    };
   }
   if (!fence.ok) {
     const bad = fence.verdicts.filter((v) => !v.allowed).map((v) => v.change.path);
     return { status: 'fence_violated', reason: `changed ${bad.length} path(s) outside the fence: ${bad.join(', ')}` };
+  }
+  if (hostChanges.length > 0) {
+    return {
+      status: 'host_changed',
+      reason: `the host repository changed during the run, which the sandboxed agent could not have done (the host's .git and checkout were out of its reach): concurrent activity, such as a fetch, a commit or a checkout in the host: ${hostChanges.join('; ')}; the result was not committed, the patch is kept`,
+    };
   }
   switch (outcome.kind) {
     case 'setup_failed':

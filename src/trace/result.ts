@@ -55,6 +55,8 @@ export interface RunResult {
   costUsd: number | null;
   durationMs: number;
   baseCommit?: string;
+  /** What the host checkout held beyond its HEAD as the run began (modified, staged, untracked), and whether the run started from it. */
+  hostUncommitted?: { modified: number; staged: number; untracked: number; inRun: boolean };
   changes: FenceVerdict[];
   /** How the host repository changed during the run (HEAD, refs, config, hooks, index); absent when it did not. */
   hostChanges?: string[];

@@ -1,6 +1,6 @@
 import type { Change } from '../trace/records.js';
 import { rmSync } from 'node:fs';
-import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { git, gitBytes, gitPaths } from '../git/git.js';
@@ -177,4 +177,37 @@ export function parseRawDiff(raw: string): Change[] {
     else changes.push({ kind: 'modified', path: file });
   }
   return changes;
+}
+
+/**
+ * Files the agent wrote inside a submodule's path. A worktree never checks a submodule out
+ * (its path is an empty folder), and git sees no change below a gitlink, so these writes
+ * are in no listing, no patch and no commit of this repository: each is returned as an
+ * added path for the fence to judge and the summary to name. A `.git` at the submodule's
+ * top is git's, not the agent's work.
+ */
+export async function listSubmoduleWrites(snapshot: Snapshot, changes: Change[], limit = 1000): Promise<{ submodule: string; change: Change }[]> {
+  // A repository with submodules has a .gitmodules: without one (the usual case) no tree is listed.
+  const declared = await stat(path.join(snapshot.worktree.dir, '.gitmodules')).then(() => true, () => false);
+  if (!declared && !changes.some((change) => change.path === '.gitmodules' || change.from === '.gitmodules')) return [];
+  const { stdout } = await git(snapshot.worktree.dir, ['ls-tree', '-r', '-z', '--full-tree', snapshot.worktree.baseCommit], { env: snapshot.env });
+  const submodules = stdout
+    .split('\0')
+    .filter((entry) => entry.startsWith('160000 '))
+    .map((entry) => entry.slice(entry.indexOf('\t') + 1));
+  const writes: { submodule: string; change: Change }[] = [];
+  for (const submodule of submodules) {
+    const top = path.join(snapshot.worktree.dir, submodule);
+    const entries = await readdir(top, { recursive: true, withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      if (entry.isDirectory()) continue;
+      // parentPath from Node 20.12 on; `path` before it.
+      const folder = (entry as { parentPath?: string; path?: string }).parentPath ?? (entry as { path?: string }).path ?? top;
+      const inside = path.relative(top, path.join(folder, entry.name));
+      if (inside === '.git' || inside.startsWith(`.git${path.sep}`)) continue;
+      writes.push({ submodule, change: { kind: 'added', path: `${submodule}/${inside.split(path.sep).join('/')}` } });
+      if (writes.length >= limit) return writes;
+    }
+  }
+  return writes;
 }

@@ -24,3 +24,18 @@ export function checkFence(changes: Change[], allow: string[], forbid: string[])
   });
   return { ok: verdicts.every((v) => v.allowed), verdicts };
 }
+
+/**
+ * The fence with the files written inside a submodule's path added: judged by the globs
+ * like any path, and outside the fence whatever they say when no glob allows them, with a
+ * reason that says why a patch cannot carry them.
+ */
+export function fenceWithSubmoduleWrites(fence: FenceResult, writes: { submodule: string; change: Change }[], allow: string[], forbid: string[]): FenceResult {
+  if (writes.length === 0) return fence;
+  const judged = checkFence(writes.map((write) => write.change), allow, forbid).verdicts.map((verdict, i): FenceVerdict => {
+    const where = `inside submodule ${writes[i]!.submodule}, which neither the patch nor the result commit can carry`;
+    return verdict.allowed ? verdict : { ...verdict, reason: `${where}; ${verdict.reason ?? ''}`.replace(/; $/, '') };
+  });
+  const verdicts = [...fence.verdicts, ...judged];
+  return { ok: verdicts.every((v) => v.allowed), verdicts };
+}

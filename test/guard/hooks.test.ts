@@ -141,11 +141,21 @@ describe('runHooks: the protocol', () => {
     ]);
   });
 
-  test('a hook that cannot start is recorded and does not block', async () => {
+  test('a PreToolUse hook that cannot start is recorded and blocks the call (fail closed)', async () => {
     const outcome = await runHooks(config('PreToolUse', ['true']), 'PreToolUse', bash('ls'), site({ cwd: path.join(dir, 'missing') }));
-    expect(outcome.blocked).toBe(false);
+    expect(outcome.blocked).toBe(true);
+    expect(outcome.reason).toContain('could not start');
     expect(outcome.runs[0]).toMatchObject({ exitCode: null, timedOut: false });
     expect(outcome.runs[0]?.stderr).toContain('failed to start');
+  });
+
+  test('a PreToolUse hook the shell cannot find (127) or run (126) blocks; a PostToolUse one does not', async () => {
+    for (const command of ['./no-such-guard.sh', 'corral-test-no-such-program']) {
+      const outcome = await runHooks(config('PreToolUse', [command]), 'PreToolUse', bash('ls'), site());
+      expect(outcome).toMatchObject({ blocked: true, runs: [{ exitCode: 127 }] });
+    }
+    const post = await runHooks(config('PostToolUse', ['./no-such-guard.sh']), 'PostToolUse', bash('ls'), site());
+    expect(post.blocked).toBe(false);
   });
 
   test('no config or no hooks for the event: nothing runs', async () => {

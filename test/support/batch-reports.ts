@@ -21,6 +21,7 @@ export function sampleRun(overrides: Partial<Omit<JsonRunReport, 'ticket'>> & { 
     costUsd: 0.0123,
     durationMs: 12_345,
     baseCommit: 'abc123',
+    hostUncommitted: null,
     changes: [{ change: { kind: 'modified', path: 'src/a.ts' }, allowed: true }],
     hostChanges: [],
     setup: [],
@@ -59,12 +60,13 @@ export function sampleBatch(tickets: TicketReport[]): BatchReport {
 
 /** The RunResult a report line was made from: its nulls and empty host changes left out again. */
 export function sampleResult(report: JsonRunReport): RunResult {
-  const { corral: _corral, type: _type, ticket, budgetExhausted, baseCommit, hostChanges, approvalsNeeded, patch, branch, sandbox, worktree, ...rest } = report;
+  const { corral: _corral, type: _type, ticket, budgetExhausted, baseCommit, hostUncommitted, hostChanges, approvalsNeeded, patch, branch, sandbox, worktree, ...rest } = report;
   return {
     ...rest,
     ticket: { id: ticket.id, file: ticket.file, ...(ticket.title === null ? {} : { title: ticket.title }) },
     ...(budgetExhausted === null ? {} : { budgetExhausted }),
     ...(baseCommit === null ? {} : { baseCommit }),
+    ...(hostUncommitted === null ? {} : { hostUncommitted }),
     ...(hostChanges.length === 0 ? {} : { hostChanges }),
     ...(approvalsNeeded === null ? {} : { approvalsNeeded }),
     ...(patch === null ? {} : { patch }),
