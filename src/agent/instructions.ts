@@ -35,7 +35,7 @@ export interface Instructions {
 /**
  * The folders whose instructions apply to the files in play: the root, and every folder
  * on the way to the literal start of each allow glob (`src/api/**` → src, src/api; a
- * plain file's folder for `docs/guide.md`), shallow first.
+ * plain file's folder for `notes/guide.md`), shallow first.
  */
 export function instructionDirs(allow: readonly string[]): string[] {
   const dirs = new Set<string>(['']);

@@ -7,7 +7,7 @@ import type { Problem } from '../errors.js';
 import { HOOK_EVENTS, type HooksConfig } from '../policy/hooks-schema.js';
 import { runStartRules, type PolicyLayer } from '../policy/stack.js';
 import type { ExpressionRule } from '../policy/types.js';
-import { DEFAULT_BUDGET, type SandboxMode, type Ticket, type TicketBudget } from '../ticket/types.js';
+import { DEFAULT_BUDGET, type EnvChanges, type SandboxMode, type Ticket, type TicketBudget } from '../ticket/types.js';
 import { envChanges, sandboxParts } from '../ticket/schema.js';
 import type { ClaudeCodeLayer } from './claude-code.js';
 import type { ClaudeCodeSettings, ConfigFileSlot, ConfigLayer, LoadedConfig } from './load.js';
@@ -218,6 +218,19 @@ export function settingsToolEnv(settings: Settings, passed: readonly string[]): 
     env[name] = sourced.value;
   }
   return env;
+}
+
+/**
+ * The commands' `env` changes under these settings: Claude Code's `env` below the
+ * config's and the ticket's (already one mapping after applySettings). A name `env`
+ * passes (`true`, or listed) that Claude Code's `env` sets takes that value, as the
+ * host's would be passed.
+ */
+export function toolEnvChanges(settings: Settings, changes: EnvChanges): EnvChanges {
+  const claude = settingsToolEnv(settings, Object.keys(changes));
+  const merged: EnvChanges = { ...claude, ...changes };
+  for (const [name, change] of Object.entries(changes)) if (change === true && Object.hasOwn(claude, name)) merged[name] = claude[name]!;
+  return merged;
 }
 
 export function priceTable(settings: Settings): PriceTable {

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../config/load.js';
-import { settingsFrom, settingsToolEnv } from '../config/settings.js';
+import { settingsFrom, toolEnvChanges } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { buildToolEnv } from './tool-env.js';
 import { loadTicket } from '../ticket/load.js';
@@ -33,12 +33,12 @@ export async function dryRunGuard(ticketFile: string | undefined, cwd: string, h
   const configEnv = Object.fromEntries(Object.entries(settings.env).map(([name, sourced]) => [name, sourced.value]));
   const assumed: GuardSandbox = { kind: await sandboxKindOf(mode, hostEnv), network: ticket?.network ?? false };
   if (ticket !== undefined) {
-    return createGuard({ worktree: ticket.repo, tmpDir: DRY_RUN_TMP, env: buildToolEnv(hostEnv, { ...settingsToolEnv(settings, Object.keys({ ...configEnv, ...ticket.env })), ...configEnv, ...ticket.env }, { tmpDir: DRY_RUN_TMP, offline: !assumed.network }), ticket, layers, sandbox: assumed });
+    return createGuard({ worktree: ticket.repo, tmpDir: DRY_RUN_TMP, env: buildToolEnv(hostEnv, toolEnvChanges(settings, { ...configEnv, ...ticket.env }), { tmpDir: DRY_RUN_TMP, offline: !assumed.network }), ticket, layers, sandbox: assumed });
   }
   return createGuard({
     worktree: root,
     tmpDir: DRY_RUN_TMP,
-    env: buildToolEnv(hostEnv, { ...settingsToolEnv(settings, Object.keys(configEnv)), ...configEnv }, { tmpDir: DRY_RUN_TMP, offline: !assumed.network }),
+    env: buildToolEnv(hostEnv, toolEnvChanges(settings, configEnv), { tmpDir: DRY_RUN_TMP, offline: !assumed.network }),
     ticket: { id: 'dry-run', labels: [], allow: ['**'], forbid: [], checks: [], file: '' },
     layers,
     sandbox: assumed,

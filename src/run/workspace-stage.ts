@@ -16,7 +16,7 @@ import { createCallPipeline, type CallPipeline } from './call-pipeline.js';
 import type { CommandSite } from './checks.js';
 import type { Run } from './prepare.js';
 import { buildToolEnv } from './tool-env.js';
-import { claudeCodeNotice, settingsToolEnv, type Settings } from '../config/settings.js';
+import { claudeCodeNotice, toolEnvChanges, type Settings } from '../config/settings.js';
 import { checkReadPaths } from '../guard/sandbox/home-view.js';
 import { SECRET_NAME } from '../text/redact.js';
 
@@ -136,7 +136,8 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   await mkdir(tempDir, { mode: 0o700 });
   // Claude Code's `env` under the config's and the ticket's (which may name a secret of it to pass it).
   // Hooks run trusted, outside the sandbox, with the network: no offline settings.
-  const env = buildToolEnv(options.env, { ...settingsToolEnv(settings, Object.keys(ticket.env)), ...ticket.env }, { tmpDir: tempDir });
+  const envChanges = toolEnvChanges(settings, ticket.env);
+  const env = buildToolEnv(options.env, envChanges, { tmpDir: tempDir });
   const claudeNotice = claudeCodeNotice(settings);
   if (claudeNotice !== null) run.warn(claudeNotice);
   for (const [name, sourced] of Object.entries(settings.claudeCodeEnv)) {
@@ -182,8 +183,8 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     ...(sandboxWarnings.length > 0 ? { warning: sandboxWarnings.join('; ') } : {}),
   });
   // Without the network, package managers are told they are offline, so they fail at once.
-  const agentEnv = buildToolEnv(options.env, ticket.env, { tmpDir: tempDir, offline: !sandbox.network });
-  const setupEnv = buildToolEnv(options.env, ticket.env, {
+  const agentEnv = buildToolEnv(options.env, envChanges, { tmpDir: tempDir, offline: !sandbox.network });
+  const setupEnv = buildToolEnv(options.env, envChanges, {
     tmpDir: tempDir,
     offline: !sandbox.setup.network,
     ...(repoCache ? { packageCache: repoCache.packages } : {}),

@@ -21,7 +21,8 @@ async function internalErrorStack(env: Record<string, string> = {}): Promise<Fra
   writeFileSync(path.join(repo, '.corral'), 'a file where the runs folder goes\n');
   const run = await runCli(['run', 'tickets/cap-fine.yaml'], { cwd: repo, env });
   expect(run.exitCode, run.stderr).toBe(70);
-  const start = run.stderr.indexOf('internal error: Error: ENOTDIR');
+  const start = run.stderr.indexOf('internal error: Error: cannot make the run directory');
+  expect(run.stderr).toContain('ENOTDIR');
   expect(start, run.stderr).toBeGreaterThanOrEqual(0);
   const frames: Frame[] = [];
   for (const line of run.stderr.slice(start).split('\n').slice(1)) {

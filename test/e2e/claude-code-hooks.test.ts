@@ -255,7 +255,7 @@ describe('Claude Code hooks, unchanged', () => {
   });
 
   it('a hook gets the host variables it names in env_from_host; the agent never sees them, nor does the trace', async () => {
-    const token = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
+    const token = 'ghp_fake0123456789abcdefghijklmnopqrstuv';
     const log = path.join(tempDir('corral-cc-log-'), 'hook-env.txt');
     const { report, run, events } = await runTicket(
       {

@@ -65,7 +65,7 @@ async function runWithFullDisk(lines: number, atType?: string) {
 
 describe('a run whose trace cannot be written', () => {
   it('stops at once, keeps its worktree and says where, exit 70, the trace whole lines only', async () => {
-    // Four lines are written (run_start, worktree, sandbox, policy); the next finds the disk full.
+    // Four lines are written (run_start, then the worktree, the instructions, the sandbox, in whatever order they come); the next finds the disk full.
     const { repo, result } = await runWithFullDisk(4);
     expect(result.status).toBe('internal_error');
     expect(result.exitCode).toBe(70);
@@ -78,7 +78,8 @@ describe('a run whose trace cannot be written', () => {
     expect(text.endsWith('\n')).toBe(true);
     const types = parseTrace(text, result.trace, { mode: 'strict' }).events.map((event) => event.type);
     expect(types).toHaveLength(4);
-    expect(types.slice(0, 2)).toEqual(['run_start', 'worktree']);
+    expect(types[0]).toBe('run_start');
+    expect(types).toContain('worktree');
     expect(types).not.toContain('model_response');
   });
 
