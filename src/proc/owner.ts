@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 
@@ -90,7 +90,7 @@ export function deadOwnersTemps(dir: string): OwnedTemp[] {
     const full = path.join(dir, name);
     const runTemp = match[3] !== undefined;
     // A run's temp dir beside a worktree that is still there goes with that worktree (salvaged first).
-    if (runTemp && exists(full.slice(0, -'.tmp'.length))) continue;
+    if (runTemp && existsSync(full.slice(0, -'.tmp'.length))) continue;
     // A worktree folder itself is never removed here: it is salvaged and removed through git.
     if (!runTemp && !/^(index|probe)$/.test(match[1]!)) continue;
     found.push({ path: full, kind: match[1]!, pid, runTemp });
@@ -98,11 +98,3 @@ export function deadOwnersTemps(dir: string): OwnedTemp[] {
   return found;
 }
 
-function exists(file: string): boolean {
-  try {
-    statSync(file);
-    return true;
-  } catch {
-    return false;
-  }
-}

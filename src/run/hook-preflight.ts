@@ -1,4 +1,4 @@
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { HookEntry } from '../config/settings.js';
 import type { Problem } from '../errors.js';
@@ -72,7 +72,7 @@ async function checkTarget(file: string, executed: boolean, repo: string, source
     // An ignored path (`./node_modules/.bin/x`) is made by setup, if at all: not this check's to judge.
     const ignored = await git(repo, ['check-ignore', '--quiet', '--no-index', '--', name], { allowFailure: true });
     if (ignored.exitCode === 0) return null;
-    const onDisk = exists(file) ? ' (it is in your working tree, uncommitted)' : '';
+    const onDisk = existsSync(file) ? ' (it is in your working tree, uncommitted)' : '';
     return `${name} is not in the base commit ${shortCommit}, so the worktree the hook runs in lacks it${onDisk}`;
   }
   const [, mode, type, oid] = entry;
@@ -87,7 +87,7 @@ async function checkTarget(file: string, executed: boolean, repo: string, source
 
 /** The same checks on a file as it is on disk. */
 function checkFile(file: string, executed: boolean, searchPath: string): string | null {
-  if (!exists(file)) return `${file} does not exist`;
+  if (!existsSync(file)) return `${file} does not exist`;
   if (!executed) return null;
   try {
     accessSync(file, constants.X_OK);
@@ -115,14 +115,6 @@ function interpreterProblem(name: string, firstLine: string, searchPath: string)
   return null;
 }
 
-function exists(file: string): boolean {
-  try {
-    statSync(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function isExecutableFile(file: string): boolean {
   try {
