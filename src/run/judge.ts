@@ -64,7 +64,7 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
       // committed (in the host repository, from the snapshot's own index).
       pending.release();
       const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
-      const { branch, detour } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1), { unchanged: changes.length === 0, ticketId: ticket.id, tipAtStart: run.branchTipAtStart });
+      const { branch, detour } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1), { unchanged: changes.length === 0, ticketId: ticket.id, tipAtStart: await run.branchTipAtStart });
       if (detour !== undefined) run.warn(detour);
       return { ...verdict, ...kept, branch };
     } finally {

@@ -154,6 +154,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   // writer: the guard denies the agent's writes, the sandbox binds them read-only, and a
   // script that changes anyway is no longer run (the pipeline's hooks).
   const hookScripts = await hookScriptFiles(settings.hooks, worktree.dir, env);
+  const wantsResponse = (settings.hooks.PostToolUse ?? []).length > 0;
   const hookDigests = digestFiles(hookScripts);
   // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
   // Read/Write/Edit run in corral, under the guard.
@@ -234,7 +235,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     commands: { cwd: worktree.dir, env: agentEnv, outputCap: OUTPUT_CAP, sandbox },
     setupCommands: { cwd: worktree.dir, env: setupEnv, outputCap: OUTPUT_CAP, sandbox: sandbox.setup },
     repoCache,
-    toolContext: (signal) => ({ worktree: worktree.dir, env: agentEnv, signal, outputCap: OUTPUT_CAP, bashTimeoutMs: 2 * 60_000, bashMaxTimeoutMs: 10 * 60_000, sandbox }),
+    toolContext: (signal) => ({ worktree: worktree.dir, env: agentEnv, signal, outputCap: OUTPUT_CAP, bashTimeoutMs: 2 * 60_000, bashMaxTimeoutMs: 10 * 60_000, sandbox, wantsResponse }),
     maskSecrets: () => {
       // Setup is the ticket author's and sees the worktree's secrets; the agent's commands
       // and the checks (which run the agent's code) see them as empty.

@@ -32,12 +32,12 @@ async function executeBash(input: BashInput, ctx: ToolContext): Promise<ToolOutp
     timeoutMs,
     signal: ctx.signal,
     outputCap: ctx.outputCap,
-    // Apart as well as together: the model reads them interleaved, hooks get each (tool_response).
-    separateStderr: true,
+    // Apart as well as together when a hook reads them (tool_response); the model reads them interleaved.
+    separateStderr: ctx.wantsResponse ?? true,
     ...(ctx.sandbox ? { sandbox: ctx.sandbox } : {}),
     ...(ctx.staysInGroup ? { staysInGroup: true } : {}),
   });
-  const response = { stdout: result.stdout ?? '', stderr: result.stderr ?? '', interrupted: result.timedOut || result.aborted, isImage: false };
+  const response = { stdout: result.stdout ?? result.output, stderr: result.stderr ?? '', interrupted: result.timedOut || result.aborted, isImage: false };
   return { content: describeResult(result, timeoutMs), isError: !succeeded(result), response };
 }
 

@@ -24,6 +24,11 @@ export interface ToolContext {
   sandbox?: CommandSandbox;
   /** The guard knows that what this call starts stays in its process group (guard/facts.ts `staysInProcessGroup`). */
   staysInGroup?: boolean;
+  /**
+   * Whether anything reads `ToolOutput.response` (a PostToolUse hook): without a reader,
+   * Bash keeps its output once, interleaved, and not also stdout and stderr apart.
+   */
+  wantsResponse?: boolean;
 }
 
 /** A place a call touches: declared by its tool, judged by the guard. */
