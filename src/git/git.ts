@@ -204,32 +204,49 @@ const LFS_FILTER_KEYS = ['clean', 'smudge', 'process', 'required'] as const;
  * deliberate read of named keys of the global config only, includes not followed,
  * nothing the config names run; the repository's own definition never counts.
  */
-let userLfsFilter: Partial<Record<(typeof LFS_FILTER_KEYS)[number], string>> | null | undefined;
+type LfsFilter = Partial<Record<(typeof LFS_FILTER_KEYS)[number], string>>;
 
-function readUserLfsFilter(): Partial<Record<(typeof LFS_FILTER_KEYS)[number], string>> | null {
-  if (userLfsFilter !== undefined) return userLfsFilter;
-  userLfsFilter = null;
+let userLfsFilter: LfsFilter | null | undefined;
+let userLfsFilterRead: Promise<LfsFilter | null> | undefined;
+
+const LFS_LISTING = ['config', '--global', '--no-includes', '-z', '--get-regexp', '^filter\\.lfs\\.(clean|smudge|process|required)$'];
+
+function lfsListingEnv(): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', GIT_CONFIG_NOSYSTEM: '1' };
   for (const name of ['XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL']) if (process.env[name]) env[name] = process.env[name];
+  return env;
+}
+
+/** The filter a listing names; null without one (exit 1: git-lfs is not set up for the user). */
+function lfsFilterFrom(listed: string): LfsFilter | null {
+  const filter: LfsFilter = {};
+  for (const record of listed.split('\0')) {
+    const newline = record.indexOf('\n');
+    if (newline === -1) continue;
+    const name = record.slice('filter.lfs.'.length, newline).toLowerCase() as (typeof LFS_FILTER_KEYS)[number];
+    filter[name] = record.slice(newline + 1);
+  }
+  // Without a command there is no filter to run.
+  return filter.clean || filter.smudge || filter.process ? filter : null;
+}
+
+/** Read once per process, without holding up the event loop; every async git call waits for it. */
+function loadUserLfsFilter(): Promise<LfsFilter | null> {
+  if (userLfsFilter !== undefined) return Promise.resolve(userLfsFilter);
+  userLfsFilterRead ??= runProgram('git', LFS_LISTING, { cwd: '/', env: lfsListingEnv(), timeoutMs: 10_000 }).then(
+    (result) => (userLfsFilter ??= result.exitCode === 0 ? lfsFilterFrom(result.stdout.toString('utf8')) : null),
+    () => (userLfsFilter ??= null),
+  );
+  return userLfsFilterRead;
+}
+
+/** The same for a synchronous git call (a process on its way out) that comes before any async one read it. */
+function readUserLfsFilterSync(): LfsFilter | null {
+  if (userLfsFilter !== undefined) return userLfsFilter;
   try {
-    const listed = execFileSync('git', ['config', '--global', '--no-includes', '-z', '--get-regexp', '^filter\\.lfs\\.(clean|smudge|process|required)$'], {
-      cwd: '/',
-      env,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      timeout: 10_000,
-    });
-    const filter: Partial<Record<(typeof LFS_FILTER_KEYS)[number], string>> = {};
-    for (const record of listed.split('\0')) {
-      const newline = record.indexOf('\n');
-      if (newline === -1) continue;
-      const name = record.slice('filter.lfs.'.length, newline).toLowerCase() as (typeof LFS_FILTER_KEYS)[number];
-      filter[name] = record.slice(newline + 1);
-    }
-    // Without a command there is no filter to run.
-    if (filter.clean || filter.smudge || filter.process) userLfsFilter = filter;
+    userLfsFilter = lfsFilterFrom(execFileSync('git', LFS_LISTING, { cwd: '/', env: lfsListingEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }));
   } catch {
-    // Exit 1: the user has no lfs filter; git-lfs is not set up for them.
+    userLfsFilter = null;
   }
   return userLfsFilter;
 }
@@ -244,15 +261,15 @@ async function filterOverrides(cwd: string, args: string[], env: Record<string, 
   if (readsNoContent(args)) return {};
   // The call's own GIT_DIR, when it names one, is the repository whose config counts.
   const configFile = env.GIT_DIR === undefined ? (await gitPaths(cwd)).config : `${env.GIT_DIR}/config`;
-  const config = await readFile(configFile, 'utf8').catch(() => '');
-  if (!MAY_DEFINE_FILTERS.test(config)) return overridesFromListing(1, '', '');
+  const [config, lfs] = await Promise.all([readFile(configFile, 'utf8').catch(() => ''), loadUserLfsFilter()]);
+  if (!MAY_DEFINE_FILTERS.test(config)) return overridesFromListing(1, '', '', lfs);
   // A config that reads no other file says the same thing as long as its text is the same
   // (git-lfs puts a filter in many repositories' config): one listing per text.
   const selfContained = !READS_OTHER_CONFIG.test(config);
   const known = selfContained ? listedFilters.get(config) : undefined;
   if (known !== undefined) return known;
   const listing = await startGit(cwd, FILTER_LISTING, env);
-  const overrides = overridesFromListing(listing.exitCode, listing.stdout.toString('utf8'), listing.stderr.toString('utf8'));
+  const overrides = overridesFromListing(listing.exitCode, listing.stdout.toString('utf8'), listing.stderr.toString('utf8'), lfs);
   if (selfContained) listedFilters.set(config, overrides);
   return overrides;
 }
@@ -275,17 +292,18 @@ function filterOverridesSync(cwd: string, args: string[]): Record<string, string
   } catch {
     // No config file: no filter.
   }
-  if (!MAY_DEFINE_FILTERS.test(config)) return overridesFromListing(1, '', '');
+  const lfs = readUserLfsFilterSync();
+  if (!MAY_DEFINE_FILTERS.test(config)) return overridesFromListing(1, '', '', lfs);
   try {
-    return overridesFromListing(0, startGitSync(cwd, FILTER_LISTING, {}, { stderr: 'pipe' }), '');
+    return overridesFromListing(0, startGitSync(cwd, FILTER_LISTING, {}, { stderr: 'pipe' }), '', lfs);
   } catch (error) {
     const failed = error as { status?: number | null; stdout?: string; stderr?: string };
-    return overridesFromListing(failed.status ?? 128, String(failed.stdout ?? ''), String(failed.stderr ?? ''));
+    return overridesFromListing(failed.status ?? 128, String(failed.stdout ?? ''), String(failed.stderr ?? ''), lfs);
   }
 }
 
 /** The overrides for the filter drivers a `git config --name-only -z --get-regexp` listing names. */
-function overridesFromListing(exitCode: number | null, stdout: string, stderr: string): Record<string, string> {
+function overridesFromListing(exitCode: number | null, stdout: string, stderr: string, userLfs: LfsFilter | null): Record<string, string> {
   // Exit 1: no such key. Anything else unreadable fails the call rather than risk a filter.
   if (exitCode !== 0 && exitCode !== 1) throw new GitError(FILTER_LISTING, { stdout, stderr, exitCode: exitCode ?? 1 });
   const keys = exitCode === 1 ? [] : stdout.split('\0');
@@ -296,7 +314,7 @@ function overridesFromListing(exitCode: number | null, stdout: string, stderr: s
     const last = key.lastIndexOf('.');
     if (first !== -1 && last > first) drivers.add(key.slice(first + 1, last));
   }
-  const lfs = keys.some((key) => LFS_RUNS_PROGRAM.test(key)) ? null : readUserLfsFilter();
+  const lfs = keys.some((key) => LFS_RUNS_PROGRAM.test(key)) ? null : userLfs;
   const env: Record<string, string> = {};
   let count = 0;
   const set = (key: string, value: string): void => {
