@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { Problem } from '../errors.js';
@@ -6,6 +5,7 @@ import { anchored, HOOK_EVENTS, matchesEveryTool, type HookEvent, type HooksConf
 import { parsePattern } from '../policy/pattern-syntax.js';
 import type { PolicyFile } from '../policy/schema.js';
 import { createLocator } from '../ticket/positions.js';
+import { readSettingsFile } from './read-settings-file.js';
 
 // Claude Code's settings files, read as scopes beside corral's own: the user's
 // `~/.claude/settings.json`, the project's `.claude/settings.json` and the personal
@@ -56,14 +56,10 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
 
 /** One settings file: absent is fine; present must be JSON whose known fields have the right shape and whose rules name real tools. */
 export async function loadClaudeCodeLayer(file: string, scope: ClaudeCodeScope, shown: string, home: string | undefined): Promise<{ found: boolean; layer?: ClaudeCodeLayer; problems: Problem[] }> {
-  let text: string;
-  try {
-    text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { found: false, problems: [] };
-    return { found: true, problems: [{ file: shown, line: 1, column: 1, field: '', message: `cannot read Claude Code's ${scope} settings: ${code ?? String(error)}` }] };
-  }
+  const read = await readSettingsFile(file);
+  if ('absent' in read) return { found: false, problems: [] };
+  if ('unreadable' in read) return { found: true, problems: [{ file: shown, line: 1, column: 1, field: '', message: `cannot read Claude Code's ${scope} settings: ${read.unreadable}` }] };
+  const { text } = read;
   // JSON.parse decides what the file means (as it does for Claude Code); the YAML parser,
   // which reads JSON too, only tells where each value is written.
   const lineCounter = new LineCounter();

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Problem } from '../errors.js';
@@ -9,6 +8,7 @@ import type { FieldProblem } from '../ticket/positions.js';
 import { resolveModel } from '../ticket/references.js';
 import { claudeCodeSettingsFiles, loadClaudeCodeLayer, type ClaudeCodeLayer, type ClaudeCodeScope } from './claude-code.js';
 import { configFieldNamesAt, configFileSchema, type ConfigFile } from './schema.js';
+import { readSettingsFile } from './read-settings-file.js';
 
 export type ConfigScope = 'user' | 'project';
 
@@ -97,14 +97,10 @@ function claudeCodeEnabled(layers: ConfigLayer[]): { value: boolean; from: strin
 
 /** One config file: absent is fine (no layer, no problem); present must be valid. */
 export async function loadConfigLayer(file: string, scope: ConfigScope, shown: string): Promise<{ found: boolean; layer?: ConfigLayer; problems: Problem[] }> {
-  let text: string;
-  try {
-    text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { found: false, problems: [] };
-    return { found: true, problems: [{ file: shown, line: 1, column: 1, field: '', message: `cannot read the ${scope} config: ${code ?? String(error)}` }] };
-  }
+  const read = await readSettingsFile(file);
+  if ('absent' in read) return { found: false, problems: [] };
+  if ('unreadable' in read) return { found: true, problems: [{ file: shown, line: 1, column: 1, field: '', message: `cannot read the ${scope} config: ${read.unreadable}` }] };
+  const { text } = read;
   const parsed = parseTicketText(text, 'yaml');
   if ('problems' in parsed) return { found: true, problems: parsed.problems.map((p) => ({ file: shown, field: '', ...p })) };
   const place = (p: FieldProblem): Problem => ({ file: shown, ...parsed.locator.locate(p.path, p.target), field: p.path.map(String).join('.'), message: p.message, ...(p.hint ? { hint: p.hint } : {}) });
