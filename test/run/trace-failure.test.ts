@@ -9,6 +9,7 @@ import { parseTrace } from '../../src/trace/read.js';
 import type { TraceFileSystem } from '../../src/trace/write.js';
 import { NO_USER_CONFIG } from '../support/cli.js';
 import { extraWorktrees, gitIn, repoWithFiles, tempDir } from '../support/repo.js';
+import { enospc, traceFileSystemWith } from '../support/full-disk.js';
 
 // A disk that fills up under a real run (replay model, real worktree and setup), injected
 // at the trace writer so that it is tested on every machine; test/e2e/disk-full.test.ts does
@@ -19,21 +20,15 @@ const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME 
 /** Node's file system until `lines` trace lines are written (or a line of type `atType` comes); then every write fails with ENOSPC after taking a few bytes. */
 function fullAfterLines(lines: number, atType?: string): TraceFileSystem {
   let left = lines;
-  return {
-    openSync: (file, flags) => fs.openSync(file, flags),
-    fstatSync: (fd) => fs.fstatSync(fd),
-    ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
-    closeSync: (fd) => fs.closeSync(fd),
-    writeSync: (fd, bytes, offset) => {
-      if (atType !== undefined && bytes.includes(`"type":"${atType}"`)) left = 0;
-      if (left > 0) {
-        left -= 1;
-        return fs.writeSync(fd, bytes, offset);
-      }
-      if (offset === 0) return fs.writeSync(fd, bytes, 0, 10);
-      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-    },
-  };
+  return traceFileSystemWith((fd, bytes, offset) => {
+    if (atType !== undefined && bytes.includes(`"type":"${atType}"`)) left = 0;
+    if (left > 0) {
+      left -= 1;
+      return fs.writeSync(fd, bytes, offset);
+    }
+    if (offset === 0) return fs.writeSync(fd, bytes, 0, 10);
+    throw enospc();
+  });
 }
 
 const kept: { repo: string; dir: string }[] = [];

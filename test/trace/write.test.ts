@@ -6,24 +6,19 @@ import type { RunEvent } from '../../src/trace/events.js';
 import { parseTrace } from '../../src/trace/read.js';
 import { createTraceWriter, type TraceFileSystem, type TraceWriteFailure } from '../../src/trace/write.js';
 import { tempDir } from '../support/repo.js';
+import { enospc, traceFileSystemWith } from '../support/full-disk.js';
 
 // A full disk, injected: the real file system until `budget` bytes are written, then a
 // write that takes part of its line and fails with ENOSPC, as write(2) does on a full disk.
 
 function fullAfter(budget: number): TraceFileSystem {
   let left = budget;
-  return {
-    openSync: (file, flags) => fs.openSync(file, flags),
-    fstatSync: (fd) => fs.fstatSync(fd),
-    ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
-    closeSync: (fd) => fs.closeSync(fd),
-    writeSync: (fd, bytes, offset) => {
-      if (left <= 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-      const take = Math.min(left, bytes.length - offset);
-      left -= take;
-      return fs.writeSync(fd, bytes, offset, take);
-    },
-  };
+  return traceFileSystemWith((fd, bytes, offset) => {
+    if (left <= 0) throw enospc();
+    const take = Math.min(left, bytes.length - offset);
+    left -= take;
+    return fs.writeSync(fd, bytes, offset, take);
+  });
 }
 
 const warning = (n: number): RunEvent => ({ type: 'warning', message: `warning number ${n}` });
