@@ -3,13 +3,16 @@ import { isReplayModel } from '../ticket/model-id.js';
 import type { Outcome } from '../trace/outcome.js';
 import type { EmitEvent } from '../trace/events.js';
 import type { BudgetMeter } from './budget.js';
-import { createJsonSizer } from './json-size.js';
+import { ContextKeeper, type ContextSettings } from './context-keeper.js';
+import type { CallVerdict } from './context-summary.js';
 import { ModelApiError, type MessageParam, type Model, type ModelTurn, type ToolSpec } from './model.js';
 
 /** What a tool call gives back to the model. */
 export interface ToolOutput {
   content: string;
   isError: boolean;
+  /** The guard's verdict on the call, for the record a compacted conversation keeps. */
+  verdict?: CallVerdict;
 }
 
 export interface ToolUse {
@@ -38,6 +41,8 @@ export interface LoopOptions {
   emit: EmitEvent;
   /** Prices from config, beside the ones corral knows; a turn that cannot be priced makes the cost unknown. */
   prices: PriceTable;
+  /** The ticket's `context`: the window and how many tool results stay whole (defaults otherwise). */
+  context?: ContextSettings;
 }
 
 /**
@@ -96,12 +101,22 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
   const remainingMs = Math.max(0, meter.budget.minutes * 60_000 - meter.elapsedMs());
   const deadline = AbortSignal.timeout(remainingMs);
   const signal = AbortSignal.any([options.interrupt, deadline]);
-  const messages: MessageParam[] = [{ role: 'user', content: options.taskMessage }];
+  // Replaced, never copied, when the keeper edits it: the loop holds the only conversation.
+  let messages: MessageParam[] = [{ role: 'user', content: options.taskMessage }];
   let finalText = '';
   let failedRounds = 0;
   let stopHookActive = false;
-  // The size of the conversation sent, for the trace, without serialising it every turn.
-  const conversationBytes = createJsonSizer();
+  // Keeps the conversation within the context window, and sizes it for the trace without
+  // serialising it every turn.
+  const context = new ContextKeeper({
+    modelId: model.id,
+    system: options.system,
+    tools: options.tools,
+    maxTokens: options.maxTokens,
+    task: options.taskMessage,
+    ...(options.context ? { settings: options.context } : {}),
+    emit,
+  });
 
   const stopped = (): LoopOutcome | null => {
     if (options.interrupt.aborted) return { kind: 'interrupted', finalText };
@@ -116,11 +131,14 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
     if (exceeded) return { kind: 'budget_exhausted', exceeded, finalText };
 
     const step = meter.steps + 1;
-    emit({ type: 'model_request', step, messages: messages.length, bytes: conversationBytes(messages) });
+    messages = context.fit(messages, step);
+    const requestBytes = context.bytes(messages);
+    emit({ type: 'model_request', step, messages: messages.length, bytes: requestBytes });
     const started = Date.now();
     let turn: ModelTurn;
     try {
-      turn = await model.complete({ system: options.system, messages, tools: options.tools, maxTokens: options.maxTokens, signal });
+      const compactedTurns = context.compactedTurns;
+      turn = await model.complete({ system: options.system, messages, tools: options.tools, maxTokens: options.maxTokens, signal, ...(compactedTurns > 0 ? { compactedTurns } : {}) });
     } catch (error) {
       const halted = stopped();
       if (halted) return halted;
@@ -130,10 +148,14 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
     // A scripted model costs nothing.
     const costUsd = isReplayModel(model.id) ? 0 : priceTurn(model.id, turn.usage, options.prices);
     meter.record(turn.usage, costUsd);
+    context.answered(turn.usage, requestBytes);
     emit({ type: 'model_response', step, stopReason: turn.stopReason, usage: turn.usage, content: turn.content, durationMs: Date.now() - started, costUsd });
 
     const text = turn.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n').trim();
-    if (text) finalText = text;
+    if (text) {
+      finalText = text;
+      context.ledger.said(text);
+    }
     const uses = turn.content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, input: b.input }] : []));
     if (turn.content.length > 0) messages.push({ role: 'assistant', content: turn.content });
 
@@ -151,6 +173,7 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
       for (const use of uses) {
         const answer: ToolAnswer = use.id === cutId ? { output: CUT_CALL } : ((yield { kind: 'tool', use, step, signal }) as ToolAnswer);
         const { output } = answer;
+        context.ledger.call({ step, tool: use.name, input: use.input, ...(output.verdict ? { verdict: output.verdict } : {}), ...(use.id === cutId ? { notRun: true } : {}), isError: output.isError, content: output.content });
         results.push({ type: 'tool_result' as const, tool_use_id: use.id, content: output.content || '(no output)', is_error: output.isError });
         const halted = stopped();
         if (halted) return halted;
@@ -185,6 +208,7 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
     // At most once in a row: a stop that follows a blocked one goes on to the checks.
     if (stop.blocked && !stopHookActive) {
       stopHookActive = true;
+      context.ledger.stopBlocked(stop.reason);
       messages.push({ role: 'user', content: stop.reason });
       continue;
     }
@@ -195,6 +219,7 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
     if (round.passed) return { kind: 'finished', finalText };
     failedRounds += 1;
     if (failedRounds > options.checkRounds) return { kind: 'checks_failed', finalText, rounds: failedRounds };
+    context.ledger.checksFailed(round.feedback);
     messages.push({ role: 'user', content: round.feedback });
   }
 }

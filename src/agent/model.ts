@@ -16,6 +16,11 @@ export interface ModelRequest {
   tools: ToolSpec[];
   maxTokens: number;
   signal: AbortSignal;
+  /**
+   * Assistant turns of this conversation that a compaction replaced by a summary: they are
+   * no longer in `messages`, but they were played (a replay script counts them).
+   */
+  compactedTurns?: number;
 }
 
 

@@ -88,7 +88,7 @@ async function parseScript(text: string, shownAs: string): Promise<z.infer<typeo
 
 /**
  * A deterministic, offline model that plays a script of assistant turns. The turn played
- * is the number of assistant messages so far, so check feedback simply moves to the next
+ * is the number of assistant turns so far (those a compaction dropped included), so check feedback simply moves to the next
  * turn (a trace's turns are played in call order instead). A recorded turn keeps its stop
  * reason and usage; otherwise usage is estimated as bytes / 4 so token budgets behave as
  * they would live.
@@ -107,7 +107,8 @@ export function createReplayModel(id: string, script: ReplayScript): Model {
     id,
     async complete(request: ModelRequest): Promise<ModelTurn> {
       request.signal.throwIfAborted();
-      const index = script.source === 'trace' ? calls++ : assistantMessages(request.messages);
+      // A compaction drops turns from the conversation, not from the script.
+      const index = script.source === 'trace' ? calls++ : (request.compactedTurns ?? 0) + assistantMessages(request.messages);
       const turn = script.turns[index];
       const json = turn === undefined ? JSON.stringify([{ type: 'text', text: `(the replay ${script.source} has no more turns)` }]) : (turnJson[index] ??= JSON.stringify(turn.content));
       const content = JSON.parse(json) as TurnBlock[];

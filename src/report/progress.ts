@@ -22,6 +22,10 @@ export function formatProgress(ticketId: string, event: RunEvent, c: ChalkInstan
       const exposed = event.exposed.length > 0 ? `; exposed by the ticket: ${event.exposed.map(v).join(', ')}` : '';
       return `${tag} secret files masked: ${event.masked.length > 0 ? event.masked.map(v).join(', ') : 'none'}${exposed}`;
     }
+    case 'context_cleared':
+      return `${tag} step ${event.step} ${c.dim(`context: ${event.results} old tool result${event.results === 1 ? '' : 's'} cleared, ~${event.tokensBefore} → ~${event.tokensAfter} tokens of ${event.window}`)}`;
+    case 'context_compacted':
+      return `${tag} step ${event.step} ${c.dim(`context: ${event.turns} older turn${event.turns === 1 ? '' : 's'} compacted into a summary, ~${event.tokensBefore} → ~${event.tokensAfter} tokens`)}`;
     case 'setup':
       return `${tag} setup ${event.exitCode === 0 ? c.green('✔') : c.red('✘')} ${event.name} ${c.dim(formatDuration(event.durationMs))}`;
     case 'model_response': {

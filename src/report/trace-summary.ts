@@ -83,6 +83,8 @@ export interface TraceSummary {
   hostChanges: string[];
   /** Failed setup commands, failed checks of the last round, and tool calls that were denied or ended in an error, in that order. */
   failures: Failure[];
+  /** How the conversation was kept within the context window; null when it never had to be. */
+  context: RunFold['context'] | null;
   warnings: string[];
   /** Lines that could not be read (a half-written last line, damage). */
   skippedLines: number;
@@ -155,6 +157,7 @@ export function summarizeTrace(fold: RunFold, skippedLines = 0): TraceSummary {
     fence: fold.fence ? { ok: fold.fence.ok, changes: fold.fence.verdicts.length, violations } : null,
     hostChanges: fold.hostChanges ?? [],
     failures: failuresOf(fold),
+    context: fold.context.clears + fold.context.compactions > 0 ? { ...fold.context } : null,
     warnings: [...fold.warnings, ...skipped],
     skippedLines,
   };
@@ -198,6 +201,11 @@ export function formatTraceSummary(s: TraceSummary, c: ChalkInstance, width = DE
   const ratio = s.cacheHitRatio === null ? 'n/a' : `${(s.cacheHitRatio * 100).toFixed(1)}%`;
   lines.push(`  ${label('tokens')}${formatCount(t.input)} in · ${formatCount(t.output)} out · ${formatCount(t.cacheRead)} cache read · ${formatCount(t.cacheWrite)} cache write · cache hit ${ratio}`);
   lines.push(`  ${label('cost')}${s.costUsd === null ? 'unknown' : `$${s.costUsd.toFixed(4)}`}`);
+  if (s.context) {
+    const x = s.context;
+    const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+    lines.push(`  ${label('context')}${plural(x.clears, 'clearing', 'clearings')} (${plural(x.clearedResults, 'tool result', 'tool results')}) · ${plural(x.compactions, 'compaction', 'compactions')} (${plural(x.compactedTurns, 'turn', 'turns')} summarised)`);
+  }
 
   if (s.tools.length > 0) {
     lines.push(`  ${c.dim('tools')}`);

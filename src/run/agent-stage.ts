@@ -41,6 +41,7 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
       interrupt: AbortSignal.any([options.interrupt, pending.failed]),
       emit: run.emit,
       prices: run.prices,
+      ...(ticket.context ? { context: ticket.context } : {}),
     });
     let next = await loop.next();
     while (!next.done) {

@@ -298,7 +298,9 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
         call.output = { ...call.output!, content: `${call.output!.content}\n\n${added}` };
       }
       note(call, 'result');
-      return { content: call.output!.content, isError: call.output!.isError };
+      const decision = call.decision;
+      const verdict = decision === undefined ? undefined : { effect: decision.effect, rule: decision.rule, ...(call.answer !== undefined ? { approved: call.answer.approved } : {}) };
+      return { content: call.output!.content, isError: call.output!.isError, ...(verdict ? { verdict } : {}) };
     },
     hooks,
     get refusalsInARow() {

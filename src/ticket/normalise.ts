@@ -53,6 +53,7 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     network: network.agent,
     setupNetwork: network.setup,
     instructions: fields.instructions ?? true,
+    ...(fields.context ? { context: { ...(fields.context.window !== undefined ? { window: fields.context.window } : {}), ...(fields.context.keep_tool_results !== undefined ? { keepToolResults: fields.context.keep_tool_results } : {}) } } : {}),
     given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}) },
   };
 }

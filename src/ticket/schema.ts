@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EXPRESSION_RULE_FIELDS, POLICY_FIELDS, policySchema } from '../policy/schema.js';
 import { findGlobProblem } from './glob-problem.js';
-import { DEFAULT_BUDGET, DEFAULT_CHECK_ROUNDS, DEFAULT_COMMAND_TIMEOUT_MS } from './types.js';
+import { DEFAULT_BUDGET, DEFAULT_CHECK_ROUNDS, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_KEEP_TOOL_RESULTS, MIN_CONTEXT_WINDOW } from './types.js';
 
 // The ticket file as people write it (snake_case keys, strings or objects for
 // commands). `normalise.ts` turns it into the `Ticket` of `types.ts`. Defaults live in
@@ -135,6 +135,19 @@ export const budgetSchema = z.strictObject({
   usd: z.number().positive().optional().meta({ description: 'Estimated cost in US dollars.' }),
 });
 
+export const contextSchema = z.strictObject({
+  window: z
+    .int()
+    .min(MIN_CONTEXT_WINDOW)
+    .optional()
+    .meta({ description: "The model's context window in tokens; by default the model family's (200,000 for Claude models)." }),
+  keep_tool_results: z
+    .int()
+    .min(0)
+    .optional()
+    .meta({ description: 'How many of the newest tool results stay whole when older ones are cleared to make room.', default: DEFAULT_KEEP_TOOL_RESULTS }),
+});
+
 export const ticketFileSchema = z.strictObject({
   id: z
     .string()
@@ -175,6 +188,9 @@ export const ticketFileSchema = z.strictObject({
     .min(1)
     .optional()
     .meta({ description: 'A model id, or `replay:<file>` (relative to the ticket) for a scripted model.' }),
+  context: contextSchema
+    .optional()
+    .meta({ description: "How the conversation is kept within the model's context window: old tool results cleared, then older turns compacted into a summary (see docs/trace.md)." }),
   check_rounds: z
     .int()
     .min(0)
@@ -223,6 +239,7 @@ export type TicketFileCommand = z.output<typeof command>;
 export function fieldNamesAt(path: readonly PropertyKey[]): string[] {
   if (path.length === 0) return Object.keys(ticketFileSchema.shape);
   if (path.length === 1 && path[0] === 'budget') return Object.keys(budgetSchema.shape);
+  if (path.length === 1 && path[0] === 'context') return Object.keys(contextSchema.shape);
   if (path.length === 1 && path[0] === 'sandbox') return Object.keys(sandboxObjectSchema.shape);
   if (path.length === 1 && path[0] === 'network') return ['setup', 'agent'];
   if (path.length === 2 && (path[0] === 'setup' || path[0] === 'checks')) return Object.keys(commandObjectSchema.shape);

@@ -67,9 +67,26 @@ export interface Ticket {
   instructions?: boolean;
   /** Whether setup commands get the network: yes, unless `network: {setup: false}`. */
   setupNetwork: boolean;
+  /** The ticket's `context`, when it has one. */
+  context?: TicketContext;
   /** What the ticket file itself set, so config defaults fill only the rest. */
   given: { budget: Partial<TicketBudget>; sandbox?: SandboxMode };
 }
+
+/** How the conversation is kept within the model's context window (`context` in a ticket). */
+export interface TicketContext {
+  /** The context window in tokens; absent: the model family's. */
+  window?: number;
+  /** Tool results kept whole once older ones are cleared. */
+  keepToolResults?: number;
+}
+
+/** The window for a model corral does not know, safe for every current Claude model. */
+export const DEFAULT_CONTEXT_WINDOW = 200_000;
+/** The smallest window a ticket may name: below it the system prompt, tools and one reply barely fit. */
+export const MIN_CONTEXT_WINDOW = 16_384;
+/** Tool results kept whole, newest first, once old ones are cleared (the API's own default keeps 3). */
+export const DEFAULT_KEEP_TOOL_RESULTS = 5;
 
 export const DEFAULT_BUDGET: TicketBudget = { steps: 50, tokens: 2_000_000, minutes: 30 };
 export const DEFAULT_CHECK_ROUNDS = 2;

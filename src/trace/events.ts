@@ -75,6 +75,13 @@ const EVENT_SCHEMAS = [
   event('secrets_masked', { masked: z.array(z.string()), exposed: z.array(z.string()) }),
   event('setup', { name: z.string(), exitCode: z.number().nullable(), timedOut: z.boolean(), durationMs: z.number(), output: z.string() }),
   event('policy', { rules: z.array(z.object({ id: z.string(), effect: z.string(), scope: z.string() })), defaultEffect: z.string() }),
+  /**
+   * Old tool results were replaced by a placeholder before this step's request, to keep the
+   * conversation within the model's context window (`tokens*`: corral's estimate of the prompt).
+   */
+  event('context_cleared', { step: z.number(), results: z.number(), bytesBefore: z.number(), bytesAfter: z.number(), tokensBefore: z.number(), tokensAfter: z.number(), window: z.number() }),
+  /** Older turns were replaced by one summary message (`summary`, as the model got it) before this step's request. */
+  event('context_compacted', { step: z.number(), turns: z.number(), bytesBefore: z.number(), bytesAfter: z.number(), tokensBefore: z.number(), tokensAfter: z.number(), summary: z.string() }),
   event('model_request', { step: z.number(), messages: z.number(), bytes: z.number() }),
   event('model_response', {
     step: z.number(),

@@ -58,6 +58,8 @@ export interface RunFold {
   fence: { ok: boolean; verdicts: FenceVerdict[] } | null;
   /** What changed in the host repository; null before the `host` event. */
   hostChanges: string[] | null;
+  /** How the conversation was kept within the context window: edits made, and what they dropped. */
+  context: { clears: number; clearedResults: number; compactions: number; compactedTurns: number };
   /** The run's warnings, each once, in order. */
   warnings: string[];
   /** Where the work and records were kept. */
@@ -110,6 +112,7 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
     checkRoundsUsed: 0,
     fence: null,
     hostChanges: null,
+    context: { clears: 0, clearedResults: 0, compactions: 0, compactedTurns: 0 },
     warnings: [],
     kept: {},
     end: null,
@@ -176,6 +179,14 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
         break;
       case 'policy':
       case 'model_request':
+        break;
+      case 'context_cleared':
+        fold.context.clears += 1;
+        fold.context.clearedResults += event.results;
+        break;
+      case 'context_compacted':
+        fold.context.compactions += 1;
+        fold.context.compactedTurns += event.turns;
         break;
       case 'model_response': {
         fold.steps += 1;

@@ -48,7 +48,7 @@ async function readStrictly(result: RunResult) {
 function withoutEnvelope(line: Record<string, unknown>): Record<string, unknown> {
   const { v: _v, seq: _seq, time: _time, run: _run, ...rest } = line;
   if (rest.type !== 'run_start') delete rest.ticket;
-  if (!['model_request', 'model_response', 'tool_call', 'decision', 'approval', 'hook', 'tool_result'].includes(rest.type as string)) delete rest.step;
+  if (!['context_cleared', 'context_compacted', 'model_request', 'model_response', 'tool_call', 'decision', 'approval', 'hook', 'tool_result'].includes(rest.type as string)) delete rest.step;
   return rest;
 }
 
@@ -209,6 +209,33 @@ describe('the trace of a real run', () => {
     expect(fold.gate).toMatchObject({ effect: 'deny', rule: 'no-release' });
     expect(fold.worktree).toBeNull();
     expect(runResultOf(fold)).toEqual(result);
+  });
+
+  it('a long run with a small context window: cleared and compacted, every turn of the script played once, the result still the fold', async () => {
+    const turns = Array.from({ length: 12 }, (_, i) => `  - tools:\n      - Bash: {command: "head -c 20000 /dev/zero | tr '\\\\0' a; echo ' turn ${i}'"}\n`).join('');
+    const repo = repoWithFiles(
+      {
+        'src/app.js': 'export const app = 1;\n',
+        'ticket.yaml': 'task: Print a lot, then write\nallow: ["src/**"]\nmodel: replay:replay.yaml\nsandbox: none\ncontext: {window: 32768, keep_tool_results: 1}\n',
+        'replay.yaml': `turns:\n${turns}  - tools:\n      - Write: {file_path: src/app.js, content: "export const app = 4;\\n"}\n  - text: Written after it all.\n`,
+      },
+      'corral-run-trace-',
+    );
+    const { result, live } = await run(repo, 'ticket.yaml');
+    expect(result.status).toBe('passed');
+    expect(result.steps).toBe(14);
+    expect(result.finalText).toBe('Written after it all.');
+    expect(result.changes.map((c) => c.change.path)).toEqual(['src/app.js']);
+    const read = await readStrictly(result);
+    for (const event of read.events) seen.add(event.type);
+    expect(read.events.map((line) => withoutEnvelope(line as unknown as Record<string, unknown>))).toEqual(JSON.parse(JSON.stringify(live)));
+    const fold = foldRun(read.events, { price: listPrice });
+    expect(fold.context.clears).toBeGreaterThan(0);
+    expect(fold.context.compactions).toBeGreaterThan(0);
+    expect(runResultOf(fold)).toEqual(result);
+    // Each command the script names ran once, in order.
+    const commands = read.events.flatMap((e) => (e.type === 'tool_call' && e.tool === 'Bash' ? [(e.input as { command: string }).command] : []));
+    expect(commands.map((c) => c.slice(-7))).toEqual(Array.from({ length: 12 }, (_, i) => ` turn ${i}'`.slice(-7)));
   });
 
   it('between them, the runs wrote every event type the schema names, and no other', () => {
