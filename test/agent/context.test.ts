@@ -1,3 +1,5 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { BudgetMeter } from '../../src/agent/budget.js';
 import { CLEARED_MARK, clearOldToolResults, compactConversation, conversationProblem } from '../../src/agent/context-edit.js';
@@ -249,5 +251,31 @@ describe('the loop keeps its conversation within the window', () => {
     const commands = events.flatMap((e) => (e.type === 'model_response' ? e.content.flatMap((b) => (b.type === 'tool_use' ? [(b.input as { command: string }).command] : [])) : []));
     expect(commands).toEqual(Array.from({ length: 40 }, (_, i) => `echo ${i}`));
     expect(events.some((e) => e.type === 'context_compacted')).toBe(true);
+  });
+
+  it('lets go of what it cleared and compacted: the old messages are garbage while the run goes on', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const early: WeakRef<object>[] = [];
+    let alive = -1;
+    const inner = toolLoopModel(60);
+    const model: Model = {
+      id: inner.id,
+      async complete(request) {
+        // The messages carrying the first results, as the model was sent them.
+        if (early.length < 5) for (const message of request.messages) if (message.role === 'user' && typeof message.content !== 'string') early.push(new WeakRef(message));
+        if (inner.requests.length === 50) {
+          // A WeakRef keeps its target until the job that made it ends: let the event loop turn.
+          await new Promise((resolve) => setImmediate(resolve));
+          gc();
+          alive = early.filter((ref) => ref.deref() !== undefined).length;
+        }
+        return inner.complete(request);
+      },
+    };
+    const { events } = await drive(model, 60, () => 'q'.repeat(30_000), { window: 32_768, keepToolResults: 1 });
+    expect(events.some((e) => e.type === 'context_compacted')).toBe(true);
+    expect(early.length).toBeGreaterThan(0);
+    expect(alive).toBe(0);
   });
 });
