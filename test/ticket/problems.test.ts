@@ -282,3 +282,18 @@ describe('loadTicket with problems', () => {
 function formatProblemShort(p: Problem): string {
   return `${p.line}:${p.column} ${p.field}: ${p.message}${p.hint ? ` (${p.hint})` : ''}`;
 }
+
+describe('the context field', () => {
+  it('names a window under the minimum, a negative keep and a misspelt key by line and field', async () => {
+    const problems = await problemsOf('c.yaml', ['task: t', 'allow: ["**"]', 'context:', '  window: 8000', '  keep_tool_results: -1', '  keep_tool_result: 2', ''].join('\n'));
+    expect(where(problems)).toEqual(['4:11 context.window', '5:22 context.keep_tool_results', '6:3 context.keep_tool_result']);
+    expect(problems.find((p) => p.field === 'context.keep_tool_result')?.hint).toBe('did you mean `keep_tool_results`?');
+  });
+
+  it('is carried to the ticket in the loop\'s words', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'ok.yaml': 'task: t\nallow: ["**"]\ncontext: {window: 50000, keep_tool_results: 0}\n', 'none.yaml': 'task: t\nallow: ["**"]\n' });
+    expect((await loadTicket(path.join(repo, 'ok.yaml'))).context).toEqual({ window: 50_000, keepToolResults: 0 });
+    expect((await loadTicket(path.join(repo, 'none.yaml'))).context).toBeUndefined();
+  });
+});
