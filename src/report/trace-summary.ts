@@ -203,8 +203,8 @@ export function formatTraceSummary(s: TraceSummary, c: ChalkInstance, width = DE
   lines.push(`  ${label('cost')}${s.costUsd === null ? 'unknown' : `$${s.costUsd.toFixed(4)}`}`);
   if (s.context) {
     const x = s.context;
-    const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-    lines.push(`  ${label('context')}${plural(x.clears, 'clearing', 'clearings')} (${plural(x.clearedResults, 'tool result', 'tool results')}) · ${plural(x.compactions, 'compaction', 'compactions')} (${plural(x.compactedTurns, 'turn', 'turns')} summarised)`);
+    const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+    lines.push(`  ${label('context')}cleared ${x.clears}× (${plural(x.clearedResults, 'tool result')}) · compacted ${x.compactions}× (${plural(x.compactedTurns, 'turn')} into a summary)`);
   }
 
   if (s.tools.length > 0) {

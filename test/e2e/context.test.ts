@@ -61,7 +61,7 @@ describe('a long run with a small context window', () => {
     const trace = path.relative(repo, report.trace);
     const shown = await runCli(['trace', trace], { cwd: repo });
     expect(shown.exitCode).toBe(0);
-    expect(shown.stdout).toMatch(new RegExp(`context +${cleared.length} clearings? \\(\\d+ tool results?\\) · ${compacted.length} compactions? \\(\\d+ turns? summarised\\)`));
+    expect(shown.stdout).toMatch(new RegExp(`context +cleared ${cleared.length}× \\(\\d+ tool results?\\) · compacted ${compacted.length}× \\(\\d+ turns? into a summary\\)`));
 
     const judged = await runCli(['replay', trace], { cwd: repo });
     expect(judged.stderr).toBe('');

@@ -160,3 +160,19 @@ describe('formatTraceSummary', () => {
     expect(out).not.toContain('\u001b');
   });
 });
+
+describe('the context line', () => {
+  it('counts the clearings and compactions of a long run, and is absent from a run that needed none', () => {
+    const edits = [
+      { type: 'context_cleared', step: 9, results: 4, bytesBefore: 400_000, bytesAfter: 100_000, tokensBefore: 120_000, tokensAfter: 40_000, window: 200_000 },
+      { type: 'context_cleared', step: 20, results: 6, bytesBefore: 420_000, bytesAfter: 260_000, tokensBefore: 118_000, tokensAfter: 80_000, window: 200_000 },
+      { type: 'context_compacted', step: 20, turns: 14, bytesBefore: 260_000, bytesAfter: 60_000, tokensBefore: 80_000, tokensAfter: 20_000, summary: '[corral compacted this conversation ...]' },
+    ];
+    const summary = summarizeTrace([...RUN.slice(0, 2), ...edits, ...RUN.slice(2)]);
+    expect(summary.context).toEqual({ clears: 2, clearedResults: 10, compactions: 1, compactedTurns: 14 });
+    expect(formatTraceSummary(summary, plain)).toContain('  context  cleared 2× (10 tool results) · compacted 1× (14 turns into a summary)\n');
+    const none = summarizeTrace(RUN);
+    expect(none.context).toBeNull();
+    expect(formatTraceSummary(none, plain)).not.toContain('context');
+  });
+});
