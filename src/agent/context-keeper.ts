@@ -104,8 +104,10 @@ export class ContextKeeper {
     const keepBytes = Math.max(0, (editTo - overhead) * 4 - summarySize);
     const compacted = compactConversation(current, { summary: (turns) => this.ledger.summary(this.dropped + turns), keepBytes, keepTurns: KEEP_TURNS });
     if (compacted === null) return current;
-    this.dropped += compacted.turns;
     const after = this.bytes(compacted.messages);
+    // A summary longer than the few turns it would replace makes nothing smaller.
+    if (after >= bytes) return current;
+    this.dropped += compacted.turns;
     const summary = compacted.messages[0]!.content as string;
     this.emit({ type: 'context_compacted', step, turns: compacted.turns, bytesBefore: bytes, bytesAfter: after, tokensBefore: tokens, tokensAfter: this.estimate(after), summary });
     return compacted.messages;

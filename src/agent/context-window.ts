@@ -39,8 +39,9 @@ export interface ContextThresholds {
 }
 
 export function contextThresholds(window: number, maxTokens: number): ContextThresholds {
-  // The reply's tokens count against the window too.
-  const room = Math.max(1, window - maxTokens);
+  // The reply's tokens count against the window too; a window too small for a whole
+  // reply (a test's) still leaves half of it to the prompt.
+  const room = window - Math.min(maxTokens, Math.floor(window / 2));
   return { window, editAt: Math.floor(room * EDIT_AT), editTo: Math.floor(room * EDIT_TO) };
 }
 

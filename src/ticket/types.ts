@@ -83,8 +83,12 @@ export interface TicketContext {
 
 /** The window for a model corral does not know, safe for every current Claude model. */
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
-/** The smallest window a ticket may name: below it the system prompt, tools and one reply barely fit. */
-export const MIN_CONTEXT_WINDOW = 16_384;
+/**
+ * The smallest window a ticket may name. No real model is this small; a window below the
+ * system prompt and tools (about 3,000 tokens) only makes every request an edited one,
+ * which a test or a replay may want.
+ */
+export const MIN_CONTEXT_WINDOW = 1_024;
 /** Tool results kept whole, newest first, once old ones are cleared (the API's own default keeps 3). */
 export const DEFAULT_KEEP_TOOL_RESULTS = 5;
 

@@ -162,6 +162,20 @@ describe('contextWindowOf and the thresholds', () => {
 });
 
 describe('ContextKeeper', () => {
+  it('never makes a conversation larger, whatever the window: a summary longer than what it replaces is not used', () => {
+    for (const window of [1024, 4096, 32_768]) {
+      for (const [turns, size] of [[2, 10], [3, 50], [8, 400], [20, 3000]] as const) {
+        const events: RunEvent[] = [];
+        const keeper = new ContextKeeper({ modelId: 'claude-x', system: 's'.repeat(2000), tools: [], maxTokens: 8192, task: 't'.repeat(3000), settings: { window, keepToolResults: 1 }, emit: (e) => events.push(e) });
+        const messages = conversation(turns, size);
+        const fitted = keeper.fit(messages, turns + 1);
+        expect(JSON.stringify(fitted).length, `window ${window}, ${turns} turns of ${size}`).toBeLessThanOrEqual(JSON.stringify(messages).length);
+        expect(conversationProblem(fitted)).toBeNull();
+        for (const e of events) if (e.type === 'context_cleared' || e.type === 'context_compacted') expect(e.bytesAfter).toBeLessThan(e.bytesBefore);
+      }
+    }
+  });
+
   it('estimates from the usage the API reported plus what was added since, never below the bytes', () => {
     const keeper = new ContextKeeper({ modelId: 'claude-x', system: '', tools: [], maxTokens: 1000, task: 't', emit: () => undefined });
     const base = keeper.estimate(4000);

@@ -285,7 +285,7 @@ function formatProblemShort(p: Problem): string {
 
 describe('the context field', () => {
   it('names a window under the minimum, a negative keep and a misspelt key by line and field', async () => {
-    const problems = await problemsOf('c.yaml', ['task: t', 'allow: ["**"]', 'context:', '  window: 8000', '  keep_tool_results: -1', '  keep_tool_result: 2', ''].join('\n'));
+    const problems = await problemsOf('c.yaml', ['task: t', 'allow: ["**"]', 'context:', '  window: 500', '  keep_tool_results: -1', '  keep_tool_result: 2', ''].join('\n'));
     expect(where(problems)).toEqual(['4:11 context.window', '5:22 context.keep_tool_results', '6:3 context.keep_tool_result']);
     expect(problems.find((p) => p.field === 'context.keep_tool_result')?.hint).toBe('did you mean `keep_tool_results`?');
   });
