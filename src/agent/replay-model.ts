@@ -88,8 +88,8 @@ async function parseScript(text: string, shownAs: string): Promise<z.infer<typeo
 
 /**
  * A deterministic, offline model that plays a script of assistant turns. The turn played
- * is the number of assistant turns so far (those a compaction dropped included), so check feedback simply moves to the next
- * turn (a trace's turns are played in call order instead). A recorded turn keeps its stop
+ * is the number of assistant turns so far (those a compaction dropped included), so check
+ * feedback simply moves to the next turn (a trace's turns are played in call order instead). A recorded turn keeps its stop
  * reason and usage; otherwise usage is estimated as bytes / 4 so token budgets behave as
  * they would live.
  */

@@ -42,6 +42,15 @@ describe('the replay model', () => {
     expect(past.stopReason).toBe('end_turn');
   });
 
+  it('counts the turns a compaction dropped as played: the script goes on from the turn after them', async () => {
+    const model = await replayOf('turns:\n  - text: one\n  - text: two\n  - text: three\n  - text: four\n');
+    // A summary, then one kept turn, standing for three turns of which two were dropped.
+    const compacted = { ...request(1), compactedTurns: 2 };
+    compacted.messages[0] = { role: 'user', content: '[corral compacted this conversation ...]' };
+    expect((await model.complete(compacted)).content).toEqual([{ type: 'text', text: 'four' }]);
+    expect((await model.complete(request(1))).content).toEqual([{ type: 'text', text: 'two' }]);
+  });
+
   it('counts the assistant turns of one conversation as it grows, and of a new one afresh', async () => {
     const model = await replayOf('turns:\n  - text: one\n  - text: two\n  - text: three\n');
     const growing = request(0);
