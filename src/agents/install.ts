@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { claudeCodeSettingsFiles } from '../config/claude-code.js';
+import { guardHookAgent } from '../config/guard-hook-command.js';
 import { UsageError } from '../errors.js';
 import { appendTo, JsonSyntaxError, parseJsonText, removeFrom, replaceValue, styleOf, valueOf, type JsonMember, type JsonNode } from './install-json.js';
 
@@ -75,8 +76,7 @@ export function isCorralHook(hook: unknown, agent: GuardAgent, command?: string)
   const { type, command: text } = hook as { type?: unknown; command?: unknown };
   if (type !== 'command' || typeof text !== 'string') return false;
   if (command !== undefined && text === command) return true;
-  const match = /(?:^|[\s/'"])corral(?:\.c?js)?['"]?\s+guard\s+hook\b.*?--agent(?:\s+|=)['"]?([a-z-]+)/.exec(text);
-  return match?.[1] === agent;
+  return guardHookAgent(text) === agent;
 }
 
 /** What an edit did to a settings file's text. */

@@ -57,6 +57,11 @@ describe('corral guard install and uninstall', () => {
     expect(isInsertionInto(FORMATTED, readFileSync(file, 'utf8'))).toBe(true);
     expect(statSync(file).mode & 0o777).toBe(0o640);
 
+    // corral's own runs read this file too, and leave the guard's hook to the guard they already have.
+    const config = await runCli(['config'], { cwd: repo, env });
+    expect(config.stdout).toContain("hooks.PreToolUse.0.hooks.0 (corral's own guard, which judges every call of a run already)");
+    expect(config.stdout).not.toMatch(/PreToolUse\s+\*\s+.*guard hook/);
+
     const again = await runCli(['guard', 'install', '--claude-code'], { cwd: repo, env });
     expect(again.exitCode).toBe(0);
     expect(again.stdout).toContain("corral's guard is already in .claude/settings.json");
