@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { chmod, lstat, realpath, rm } from 'node:fs/promises';
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
@@ -17,6 +17,9 @@ import { UsageError } from '../errors.js';
 /** The longest path a Unix socket can have on Linux (sun_path is 108 bytes, with its NUL). */
 export const MAX_SOCKET_PATH = 107;
 
+/** The socket's name in its folder. */
+export const SOCKET_NAME = 'model-api.sock';
+
 /** What the agent inside gets as its API key: never a secret, replaced on the way out. */
 export const PLACEHOLDER_API_KEY = 'corral-placeholder-key';
 
@@ -29,7 +32,11 @@ export interface ModelCredential {
 }
 
 export interface ModelProxyOptions {
-  /** A folder outside the sandbox's writable view (the run's private dir): the socket's folder is made in it, mode 0700. */
+  /**
+   * The folder the socket is made in: the run's own, out of the sandbox's writable view
+   * (the agent's control folder, which the sandbox shows read-only, or one bound in
+   * through the sandbox's `sockets`). Its path plus `/model-api.sock` must fit in 107 bytes.
+   */
   dir: string;
   /** The API base, e.g. `https://api.anthropic.com` or `https://api.openai.com/v1`: the one origin requests go to, and the path they must stay under. */
   upstream: string;
@@ -55,7 +62,7 @@ export interface ModelProxy {
   basePath: string;
   /** The base URL the agent inside is given, for a bridge on `port`. */
   baseUrlFor(port: number): string;
-  /** Stops listening, cuts open requests, removes the socket's folder. */
+  /** Stops listening, cuts open requests, removes the socket. */
   close(): Promise<void>;
 }
 
@@ -125,6 +132,8 @@ function parseUpstream(base: string): Upstream {
 
 // RFC 9110 7.6.1: meant for one connection, never forwarded; plus the proxy's own.
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+// Answered here already (node sends the 100 Continue itself), so not asked again upstream.
+const ANSWERED_HERE = new Set(['expect']);
 // Whatever the agent sent as its credential goes: the proxy's is the only one that leaves.
 const CLIENT_CREDENTIALS = new Set(['authorization', 'x-api-key', 'api-key', 'cookie']);
 
@@ -138,12 +147,11 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
   const upstream = parseUpstream(options.upstream);
   const secure = upstream.url.protocol === 'https:';
   // Real, so the path bound into the sandbox is the one the bridge connects to there.
-  const socketDir = await mkdtemp(path.join(await realpath(options.dir), '.corral-model-'));
-  const socketPath = path.join(socketDir, 'api.sock');
+  const socketPath = path.join(await realpath(options.dir), SOCKET_NAME);
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
-    await rm(socketDir, { recursive: true, force: true });
-    throw new UsageError(`the model proxy's socket ${socketPath} is ${Buffer.byteLength(socketPath)} bytes long and a Unix socket takes at most ${MAX_SOCKET_PATH}: give the run a shorter temp dir (TMPDIR)`);
+    throw new UsageError(`the model proxy's socket ${socketPath} is ${Buffer.byteLength(socketPath)} bytes long and a Unix socket takes at most ${MAX_SOCKET_PATH}: give the run a shorter folder (a shorter --runs-dir or TMPDIR)`);
   }
+  await removeStaleSocket(socketPath);
   const agent = secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   const note = (event: ModelProxyEvent): void => {
     try {
@@ -241,7 +249,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
         server.closeAllConnections();
         agent.destroy();
         await stopped;
-        await rm(socketDir, { recursive: true, force: true });
+        await rm(socketPath, { force: true });
       })();
       return closed;
     },
@@ -288,7 +296,7 @@ function forwardedHeaders(incoming: IncomingMessage['headers']): OutgoingHttpHea
   );
   const headers: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || name === 'host' || HOP_BY_HOP.has(name) || named.has(name) || CLIENT_CREDENTIALS.has(name)) continue;
+    if (value === undefined || name === 'host' || HOP_BY_HOP.has(name) || ANSWERED_HERE.has(name) || named.has(name) || CLIENT_CREDENTIALS.has(name)) continue;
     headers[name] = value;
   }
   return headers;
@@ -311,4 +319,15 @@ function responseHeaders(raw: string[]): string[] {
 function pathOnly(target: string): string {
   const end = target.search(/[?#]/);
   return (end === -1 ? target : target.slice(0, end)).slice(0, 200);
+}
+
+/** A socket a killed run left at this path goes (nothing listens on it); anything else there is not the proxy's to remove. */
+async function removeStaleSocket(socketPath: string): Promise<void> {
+  try {
+    if (!(await lstat(socketPath)).isSocket()) throw new UsageError(`the model proxy's socket path ${socketPath} is taken by something that is not a socket`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  await rm(socketPath, { force: true });
 }

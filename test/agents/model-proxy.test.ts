@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bridgeArgv } from '../../src/agents/model-proxy-bridge.js';
+import { proxiedModelAccess } from '../../src/agents/model-proxy-access.js';
 import { modelUpstream, PLACEHOLDER_API_KEY, requestTarget, startModelProxy, type ModelProxy, type ModelProxyEvent } from '../../src/agents/model-proxy.js';
 import { UsageError } from '../../src/errors.js';
 import { probeBubblewrap } from '../../src/guard/sandbox/probe.js';
@@ -162,8 +163,9 @@ describe('the model proxy', () => {
     const reported = JSON.stringify(events) + JSON.stringify(seen);
     expect(reported).not.toContain(REAL_KEY);
     expect(reported).not.toContain('query-secret');
-    // Its folder holds the socket and nothing else.
-    expect(readdirSync(proxy.socketPath.replace(/\/api\.sock$/, ''))).toEqual(['api.sock']);
+    // Its folder holds the socket and nothing else, and nothing once it is closed.
+    expect(readdirSync(path.dirname(proxy.socketPath))).toEqual(['model-api.sock']);
+    expect(readdirSync(path.dirname(dead.socketPath))).toEqual([]);
   });
 
   it('streams server-sent events as they come: the first arrives while the upstream still holds the stream open', async () => {
@@ -200,10 +202,14 @@ describe('the model proxy', () => {
     }
   });
 
-  it('refuses a socket path longer than a Unix socket takes, naming it', async () => {
+  it('refuses a socket path longer than a Unix socket takes, or one a file holds, and leaves things as they were', async () => {
     const deep = tempDir(`corral-mp-${'x'.repeat(120)}-`);
     await expect(startModelProxy({ dir: deep, upstream: 'http://127.0.0.1:9', credential: { header: 'x-api-key', value: 'k' } })).rejects.toThrow(/at most 107/);
     expect(readdirSync(deep)).toEqual([]);
+    const taken = tempDir('corral-mp-');
+    writeFileSync(path.join(taken, 'model-api.sock'), 'mine');
+    await expect(startModelProxy({ dir: taken, upstream: 'http://127.0.0.1:9', credential: { header: 'x-api-key', value: 'k' } })).rejects.toThrow(/taken by something that is not a socket/);
+    expect(readFileSync(path.join(taken, 'model-api.sock'), 'utf8')).toBe('mine');
   });
 });
 
@@ -223,11 +229,23 @@ function runInSandbox(argv: string[], env: Record<string, string>): Promise<{ co
   });
 }
 
+/** A folder outside /tmp (the sandbox's /tmp is its own), for the sandbox to show read-only. */
+function visibleFolder(): string {
+  const dir = path.join('/var/tmp', `corral-mp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  mkdirSync(dir, { mode: 0o700 });
+  visibleFolders.push(dir);
+  return dir;
+}
+const visibleFolders: string[] = [];
+afterAll(() => {
+  for (const dir of visibleFolders) rmSync(dir, { recursive: true, force: true });
+});
+
 describe.skipIf(!probe.ok)('the bridge inside a sandbox with no network', () => {
   let api: Server;
   let apiPort: number;
   const seen: IncomingMessage['headers'][] = [];
-  let proxy: ModelProxy;
+  let close: () => Promise<void> = async () => undefined;
   let release: () => void = () => {};
   const proxyEvents: ModelProxyEvent[] = [];
 
@@ -255,18 +273,25 @@ describe.skipIf(!probe.ok)('the bridge inside a sandbox with no network', () => 
     apiPort = (api.address() as AddressInfo).port;
   });
   afterEach(async () => {
-    await proxy?.close();
+    await close();
   });
   afterAll(() => new Promise<void>((resolve) => api.close(() => resolve())));
 
-  async function sandboxed(script: string, port: number): Promise<{ code: number | null; stdout: string; stderr: string; env: Record<string, string> }> {
+  /**
+   * Runs `script` under the bridge in a real sandbox with no network, the way a runner
+   * does: the proxy's socket shown either through the sandbox's `sockets`, or in a folder
+   * the sandbox shows read-only (as the agent's control folder is).
+   */
+  async function sandboxed(script: string, port: number, show: 'sockets' | 'folder' = 'sockets'): Promise<{ code: number | null; stdout: string; stderr: string; env: Record<string, string> }> {
     const tmp = tempDir('corral-mp-tmp-');
     const worktree = tempDir('corral-mp-wt-');
-    const upstream = modelUpstream('claude-code', { ANTHROPIC_API_KEY: REAL_KEY, ANTHROPIC_BASE_URL: `http://127.0.0.1:${apiPort}` });
-    proxy = await startModelProxy({ dir: tmp, upstream: upstream.upstream, credential: upstream.credential, onRequest: (event) => proxyEvents.push(event) });
-    const sandbox = await createSandbox({ mode: 'bwrap', worktree, tmpDir: tmp, network: false, sockets: [proxy.socketPath] });
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TMPDIR: tmp, ...upstream.agentEnv(proxy.baseUrlFor(port)) };
-    const argv = sandbox.wrap(bridgeArgv({ socketPath: proxy.socketPath, port, command: [process.execPath, '-e', `(async () => {${script}})().catch((error) => { console.error(error); process.exit(1); });`] }), worktree);
+    const dir = show === 'sockets' ? tmp : visibleFolder();
+    const access = await proxiedModelAccess('claude-code', { ANTHROPIC_API_KEY: REAL_KEY, ANTHROPIC_BASE_URL: `http://127.0.0.1:${apiPort}` }, { dir, port, onRequest: (event) => proxyEvents.push(event) });
+    close = access.close;
+    expect(access.needsNetwork).toBe(false);
+    const sandbox = await createSandbox({ mode: 'bwrap', worktree, tmpDir: tmp, network: false, ...(show === 'sockets' ? { sockets: [access.socketPath] } : { readPaths: [dir] }) });
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TMPDIR: tmp, ...access.env };
+    const argv = sandbox.wrap(access.command([process.execPath, '-e', `(async () => {${script}})().catch((error) => { console.error(error); process.exit(1); });`]), worktree);
     return { ...(await runInSandbox(argv, env)), env };
   }
 
@@ -327,6 +352,16 @@ describe.skipIf(!probe.ok)('the bridge inside a sandbox with no network', () => 
     expect(first).toContain('event: first');
     expect(first).not.toContain('event: last');
     expect(rest).toContain('event: last');
+  });
+
+  it('reaches the API through a socket in a folder the sandbox shows read-only', async () => {
+    const { code, stdout, stderr } = await sandboxed(`
+      const res = await fetch(process.env.ANTHROPIC_BASE_URL + '/v1/messages', { method: 'POST', body: '{}' });
+      console.log(res.status);
+    `, 47_804, 'folder');
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe('200');
   });
 
   it('exits as the command under it does', async () => {
