@@ -202,6 +202,33 @@ describe('the model proxy', () => {
     }
   });
 
+  it('serves Codex\'s API under its base path with a bearer token, and nothing beside it on that origin', async () => {
+    const seenHere: { url: string | undefined; authorization: string | undefined }[] = [];
+    const openai: Server = createServer((req, res) => {
+      seenHere.push({ url: req.url, authorization: req.headers.authorization });
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json', connection: 'x-upstream-hop', 'x-upstream-hop': '1', 'x-request-id': 'r1' });
+      res.end('{"id":"resp_1"}');
+    });
+    await new Promise<void>((resolve) => openai.listen(0, '127.0.0.1', resolve));
+    const model = modelUpstream('codex', { OPENAI_API_KEY: 'sk-openai-real', OPENAI_BASE_URL: `http://127.0.0.1:${(openai.address() as AddressInfo).port}/v1` });
+    const codex = await startModelProxy({ dir: tempDir('corral-mp-'), upstream: model.upstream, credential: model.credential });
+    try {
+      expect(codex.baseUrlFor(47_800)).toBe('http://127.0.0.1:47800/v1');
+      const ok = await viaSocket(codex.socketPath, { path: '/v1/responses', headers: { authorization: `Bearer ${PLACEHOLDER_API_KEY}`, 'content-type': 'application/json', expect: '100-continue' }, body: '{"model":"gpt"}' });
+      expect(ok.status).toBe(200);
+      expect(ok.headers['x-upstream-hop']).toBeUndefined();
+      expect(ok.headers['x-request-id']).toBe('r1');
+      expect(seenHere).toEqual([{ url: '/v1/responses', authorization: 'Bearer sk-openai-real' }]);
+      expect((await viaSocket(codex.socketPath, { path: '/v2/admin' })).status).toBe(403);
+      expect((await viaSocket(codex.socketPath, { path: '/' })).status).toBe(403);
+      expect(seenHere).toHaveLength(1);
+    } finally {
+      await codex.close();
+      await new Promise<void>((resolve) => openai.close(() => resolve()));
+    }
+  });
+
   it('refuses a socket path longer than a Unix socket takes, or one a file holds, and leaves things as they were', async () => {
     const deep = tempDir(`corral-mp-${'x'.repeat(120)}-`);
     await expect(startModelProxy({ dir: deep, upstream: 'http://127.0.0.1:9', credential: { header: 'x-api-key', value: 'k' } })).rejects.toThrow(/at most 107/);

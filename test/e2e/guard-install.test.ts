@@ -86,6 +86,7 @@ describe('corral guard install and uninstall', () => {
     const local = await runCli(['guard', 'install', '--scope', 'local', '--command', 'npx corral guard hook --agent claude-code'], { cwd: repo, env });
     expect(local.exitCode).toBe(0);
     expect(local.stdout).toContain("added corral's guard to .claude/settings.local.json (a new file): PreToolUse runs npx corral guard hook --agent claude-code");
+    expect(local.stdout).toContain('note: .claude/settings.local.json is yours alone: keep it out of git');
     expect(hooksOf(path.join(repo, '.claude', 'settings.local.json')).PreToolUse).toEqual([{ matcher: '*', hooks: [{ type: 'command', command: 'npx corral guard hook --agent claude-code' }] }]);
 
     const user = await runCli(['guard', 'install', '--scope', 'user'], { cwd: repo, env });
@@ -141,6 +142,16 @@ describe('corral guard install and uninstall', () => {
       expect(result.stdout).toBe('');
       expect(readFileSync(path.join(repo, '.claude', 'settings.json'), 'utf8')).toBe(broken);
     }
+  });
+
+  it('says which file it cannot read or write, and changes nothing', async () => {
+    const repo = repoWithFiles({ 'README.md': 'x\n' });
+    // .claude is a file: nothing can be made below it.
+    writeFileSync(path.join(repo, '.claude'), 'not a folder\n');
+    const blocked = await runCli(['guard', 'install'], { cwd: repo, env: {} });
+    expect(blocked.exitCode).toBe(64);
+    expect(blocked.stderr).toMatch(/^corral: cannot (read|write) \.claude\/settings\.json: E[A-Z]+/);
+    expect(readFileSync(path.join(repo, '.claude'), 'utf8')).toBe('not a folder\n');
   });
 
   it('is a usage error for a scope an agent lacks, an unknown scope, or project scope outside a repository', async () => {

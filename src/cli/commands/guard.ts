@@ -32,14 +32,15 @@ export async function guardInstallCommand(options: GuardInstallOptions, io: CliI
   const corral = options.command === undefined ? runningCorral(io.env) : undefined;
   for (const target of targets) {
     const command = options.command ?? guardHookCommand(target.agent, corral!.invocation);
-    const edit = installGuardHook(await readTextFile(target.file), target.agent, command, target.shown);
+    const edit = installGuardHook(await readSettings(target), target.agent, command, target.shown);
     if (edit.change === 'unchanged') {
       io.stdout.write(`corral's guard is already in ${target.shown}: PreToolUse runs ${command}\n`);
       continue;
     }
-    const { created } = await writeTextFileAtomically(target.file, edit.text);
+    const { created } = await writeSettings(target, edit.text);
     if (edit.change === 'updated') io.stdout.write(`updated corral's guard in ${target.shown}: PreToolUse runs ${command} (was ${edit.previous})\n`);
     else io.stdout.write(`added corral's guard to ${target.shown}${created ? ' (a new file)' : ''}: PreToolUse runs ${command}\n`);
+    if (created && target.scope === 'local') io.stdout.write(`note: ${target.shown} is yours alone: keep it out of git (add it to .gitignore)\n`);
   }
   for (const target of targets) {
     if (target.agent === 'codex') {
@@ -57,7 +58,7 @@ export async function guardInstallCommand(options: GuardInstallOptions, io: CliI
 /** `corral guard uninstall`: removes exactly corral's hooks; everything else in the file keeps its bytes. */
 export async function guardUninstallCommand(options: GuardInstallOptions, io: CliIo): Promise<number> {
   for (const target of await targetsOf(options, io.env)) {
-    const text = await readTextFile(target.file);
+    const text = await readSettings(target);
     if (text === null) {
       io.stdout.write(`${target.shown} does not exist; nothing to remove\n`);
       continue;
@@ -67,10 +68,32 @@ export async function guardUninstallCommand(options: GuardInstallOptions, io: Cl
       io.stdout.write(`no corral guard in ${target.shown}; nothing to remove\n`);
       continue;
     }
-    await writeTextFileAtomically(target.file, edit.text);
+    await writeSettings(target, edit.text);
     io.stdout.write(`removed corral's guard from ${target.shown} (${edit.removed} hook${edit.removed === 1 ? '' : 's'})\n`);
   }
   return EXIT.passed;
+}
+
+/** The settings file's text (null when there is none); one that cannot be read is a usage error naming it. */
+async function readSettings(target: SettingsTarget): Promise<string | null> {
+  try {
+    return await readTextFile(target.file);
+  } catch (error) {
+    throw new UsageError(`cannot read ${target.shown}: ${describeFsError(error)}; nothing was changed`);
+  }
+}
+
+async function writeSettings(target: SettingsTarget, text: string): Promise<{ created: boolean }> {
+  try {
+    return await writeTextFileAtomically(target.file, text);
+  } catch (error) {
+    throw new UsageError(`cannot write ${target.shown}: ${describeFsError(error)}; it is as it was`);
+  }
+}
+
+function describeFsError(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  return code ?? message ?? String(error);
 }
 
 async function targetsOf(options: GuardInstallOptions, env: NodeJS.ProcessEnv): Promise<SettingsTarget[]> {
