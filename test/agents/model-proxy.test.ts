@@ -396,3 +396,31 @@ describe.skipIf(!probe.ok)('the bridge inside a sandbox with no network', () => 
     expect(code).toBe(7);
   });
 });
+
+// The real Claude Code CLI, when the environment names one (a path outside /tmp, which the
+// sandbox replaces with its own): `npm install @anthropic-ai/claude-code` somewhere, then
+// CORRAL_TEST_CLAUDE_CODE=<that>/node_modules/.bin/claude.
+const realClaude = process.env.CORRAL_TEST_CLAUDE_CODE;
+if (probe.ok && !realClaude) process.stderr.write('real Claude Code through the model proxy: skipped (set CORRAL_TEST_CLAUDE_CODE to a claude executable outside /tmp)\n');
+
+describe.skipIf(!probe.ok || !realClaude)('the real Claude Code in a sandbox with no network', () => {
+  it('answers from the Messages API stand-in through the proxy, holding only the placeholder key', async () => {
+    const api = await startMessagesServer(Array.from({ length: 4 }, () => ({ content: [{ type: 'text' as const, text: 'hello from the stand-in' }] })));
+    const tmp = tempDir('corral-mp-claude-');
+    const worktree = tempDir('corral-mp-claude-wt-');
+    const access = await proxiedModelAccess('claude-code', { ANTHROPIC_API_KEY: REAL_KEY, ANTHROPIC_BASE_URL: api.url }, { dir: tmp });
+    try {
+      const sandbox = await createSandbox({ mode: 'bwrap', worktree, tmpDir: tmp, network: false, sockets: [access.socketPath] });
+      const argv = sandbox.wrap(access.command([realClaude!, '-p', 'say hello', '--output-format', 'json', '--model', 'claude-sonnet-4-5']), worktree);
+      const { code, stdout } = await runInSandbox(argv, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TMPDIR: tmp, ...access.env });
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ is_error: false, result: 'hello from the stand-in' });
+      expect(api.requests.length).toBeGreaterThan(0);
+      expect(api.requests.every((request) => request.headers['x-api-key'] === REAL_KEY)).toBe(true);
+      expect(stdout).not.toContain(REAL_KEY);
+    } finally {
+      await access.close();
+      await api.close();
+    }
+  }, 120_000);
+});
