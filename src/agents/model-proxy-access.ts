@@ -8,6 +8,12 @@ import { modelUpstream, startModelProxy, type ModelAgent, type ModelProxyEvent }
 export interface ProxiedModelAccess {
   /** For the agent CLI's environment: `ANTHROPIC_BASE_URL` + placeholder key (or the OpenAI ones). No secret. */
   env: Record<string, string>;
+  /**
+   * The API base inside the sandbox (`http://127.0.0.1:47800`, `…/v1` for Codex). Codex
+   * (0.169) ignores OPENAI_BASE_URL: give it this as `openai_base_url` in its config.toml
+   * or as `-c openai_base_url="…"`.
+   */
+  baseUrl: string;
   /** The CLI needs no network in its sandbox: the bridge is on the sandbox's own loopback. */
   needsNetwork: false;
   /** The proxy's socket: the sandbox must show it at this path (a folder bound read-only, or the sandbox's `sockets`). */
@@ -34,6 +40,7 @@ export async function proxiedModelAccess(agent: ModelAgent, hostEnv: NodeJS.Proc
   const port = options.port ?? MODEL_BRIDGE_PORT;
   return {
     env: model.agentEnv(proxy.baseUrlFor(port)),
+    baseUrl: proxy.baseUrlFor(port),
     needsNetwork: false,
     socketPath: proxy.socketPath,
     command: (argv) => bridgeArgv({ socketPath: proxy.socketPath, port, command: argv, ...(options.node ? { node: options.node } : {}) }),

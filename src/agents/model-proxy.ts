@@ -140,7 +140,8 @@ const CLIENT_CREDENTIALS = new Set(['authorization', 'x-api-key', 'api-key', 'co
 /**
  * Starts the proxy on a fresh socket in `dir`. It forwards plain HTTP requests whose path
  * lies under the API base to the API origin, streamed both ways, with the credential set
- * and hop-by-hop headers dropped; it answers 403 to everything else (CONNECT, upgrades,
+ * and hop-by-hop headers dropped (a WebSocket handshake too, then its frames both ways);
+ * it answers 403 to everything else (CONNECT, other upgrades,
  * another origin named in an absolute URL, a path outside the base or with dot segments).
  */
 export async function startModelProxy(options: ModelProxyOptions): Promise<ModelProxy> {
@@ -166,7 +167,11 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
   server.on('connect', (req: IncomingMessage, socket: Socket) => refuseSocket(req, socket, 'CONNECT tunnels nothing: only the model API is reachable'));
-  server.on('upgrade', (req: IncomingMessage, socket: Socket) => refuseSocket(req, socket, 'protocol upgrades are not forwarded'));
+  // Codex opens the Responses API as a WebSocket first (and falls back to HTTP after
+  // retries): the handshake is an HTTP request like any other, with its credential set
+  // here; after it the frames pass both ways untouched.
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => forwardUpgrade(req, socket, head));
+  const upgraded = new Set<Socket>();
   server.on('clientError', (_error, socket: Socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     else socket.destroy();
@@ -176,6 +181,71 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     note({ method: req.method ?? '?', path: pathOnly(req.url ?? ''), status: 403, reason });
     const body = `corral model proxy: ${reason}\n`;
     socket.end(`HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  }
+
+  function forwardUpgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    const target = requestTarget(req.url ?? '', upstream);
+    if ('refused' in target) return refuseSocket(req, socket, target.refused);
+    if (String(req.headers.upgrade ?? '').trim().toLowerCase() !== 'websocket') return refuseSocket(req, socket, 'only WebSocket upgrades are forwarded');
+    const method = req.method ?? 'GET';
+    const shownPath = pathOnly(target.path);
+    const headers = forwardedHeaders(req.headers);
+    headers[options.credential.header] = options.credential.value;
+    headers.connection = 'Upgrade';
+    headers.upgrade = 'websocket';
+    const outgoing = (secure ? httpsRequest : httpRequest)({
+      protocol: upstream.url.protocol,
+      hostname: upstream.url.hostname.replace(/^\[|\]$/g, ''),
+      port: upstream.url.port || (secure ? 443 : 80),
+      method,
+      path: target.path,
+      headers,
+      // A connection that becomes a WebSocket never goes back to a pool.
+      agent: false,
+    });
+    upgraded.add(socket);
+    socket.on('close', () => upgraded.delete(socket));
+    socket.on('error', () => outgoing.destroy());
+    outgoing.on('upgrade', (incoming, upstreamSocket: Socket, upstreamHead: Buffer) => {
+      note({ method, path: shownPath, status: incoming.statusCode ?? 101 });
+      upgraded.add(upstreamSocket);
+      upstreamSocket.on('close', () => upgraded.delete(upstreamSocket));
+      const lines = [`HTTP/1.1 101 ${incoming.statusMessage || 'Switching Protocols'}`, 'Connection: Upgrade', 'Upgrade: websocket'];
+      const kept = responseHeaders(incoming.rawHeaders);
+      for (let i = 0; i + 1 < kept.length; i += 2) lines.push(`${kept[i]}: ${kept[i + 1]}`);
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (upstreamHead.length > 0) socket.write(upstreamHead);
+      if (head.length > 0) upstreamSocket.write(head);
+      const cut = (): void => {
+        socket.destroy();
+        upstreamSocket.destroy();
+      };
+      socket.on('error', cut);
+      upstreamSocket.on('error', cut);
+      socket.on('close', cut);
+      upstreamSocket.on('close', cut);
+      upstreamSocket.pipe(socket);
+      socket.pipe(upstreamSocket);
+    });
+    // The upstream answered without switching: that answer goes back, and the connection ends with it.
+    outgoing.on('response', (incoming) => {
+      const status = incoming.statusCode ?? 502;
+      note({ method, path: shownPath, status });
+      const lines = [`HTTP/1.1 ${status} ${incoming.statusMessage ?? ''}`, 'Connection: close'];
+      const kept = responseHeaders(incoming.rawHeaders);
+      for (let i = 0; i + 1 < kept.length; i += 2) if (kept[i]!.toLowerCase() !== 'content-length') lines.push(`${kept[i]}: ${kept[i + 1]}`);
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      incoming.pipe(socket);
+      incoming.on('error', () => socket.destroy());
+    });
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      const reason = `cannot reach ${upstream.url.origin}: ${error.code ?? error.message}`;
+      note({ method, path: shownPath, status: 502, reason });
+      const body = `corral model proxy: ${reason}\n`;
+      if (socket.writable) socket.end(`HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      else socket.destroy();
+    });
+    outgoing.end();
   }
 
   function refuse(req: IncomingMessage, res: ServerResponse, shownPath: string, reason: string): void {
@@ -247,6 +317,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
       closed ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
+        for (const socket of upgraded) socket.destroy();
         agent.destroy();
         await stopped;
         await rm(socketPath, { force: true });

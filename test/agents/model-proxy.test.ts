@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { proxiedModelAccess } from '../../src/agents/model-proxy-access.js';
 import { modelUpstream, PLACEHOLDER_API_KEY, requestTarget, startModelProxy, type ModelProxy, type ModelProxyEvent } from '../../src/agents/model-proxy.js';
@@ -120,7 +120,7 @@ describe('the model proxy', () => {
     expect(api.requests.length).toBe(before + 1);
   });
 
-  it('refuses CONNECT, upgrades and paths that climb out, with 403', async () => {
+  it('refuses CONNECT, upgrades other than WebSocket, and paths that climb out, with 403', async () => {
     const connect = await new Promise<number>((resolve, reject) => {
       const req = request({ socketPath: proxy.socketPath, method: 'CONNECT', path: 'github.com:443' });
       req.on('connect', (res, socket) => {
@@ -133,7 +133,7 @@ describe('the model proxy', () => {
     });
     expect(connect).toBe(403);
     const upgrade = await new Promise<number>((resolve, reject) => {
-      const req = request({ socketPath: proxy.socketPath, path: '/v1/messages', headers: { connection: 'upgrade', upgrade: 'websocket' } });
+      const req = request({ socketPath: proxy.socketPath, path: '/v1/messages', headers: { connection: 'upgrade', upgrade: 'h2c' } });
       req.on('response', (res) => resolve(res.statusCode ?? 0));
       req.on('upgrade', (res, socket) => {
         socket.destroy();
@@ -144,6 +144,51 @@ describe('the model proxy', () => {
     });
     expect(upgrade).toBe(403);
     expect((await viaSocket(proxy.socketPath, { path: '/v1/../../etc/passwd' })).status).toBe(403);
+  });
+
+  it('forwards a WebSocket handshake with the real key, then its frames both ways; another origin is refused', async () => {
+    const handshakes: IncomingMessage['headers'][] = [];
+    const ws: Server = createServer((_req, res) => res.writeHead(404).end());
+    ws.on('upgrade', (req: IncomingMessage, socket: Socket) => {
+      handshakes.push(req.headers);
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: test-accept\r\n\r\n');
+      // An echo with a prefix, standing in for frames.
+      socket.on('data', (chunk: Buffer) => socket.write(`echo:${chunk.toString()}`));
+      socket.on('end', () => socket.end());
+      socket.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => ws.listen(0, '127.0.0.1', resolve));
+    const wsProxy = await startModelProxy({ dir: tempDir('corral-mp-'), upstream: `http://127.0.0.1:${(ws.address() as AddressInfo).port}/v1`, credential: { header: 'authorization', value: 'Bearer sk-real-ws' } });
+    /** A raw handshake over the proxy's socket; what comes back after it is written `frame`. */
+    const exchange = (target: string, frame: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const client = connect(wsProxy.socketPath);
+        let got = '';
+        client.on('data', (chunk: Buffer) => {
+          got += chunk.toString();
+          if (got.includes('\r\n\r\n') && got.startsWith('HTTP/1.1 101') && !got.includes('echo:')) client.write(frame);
+          if (got.includes(`echo:${frame}`) || (!got.startsWith('HTTP/1.1 101') && got.includes('\r\n\r\n'))) {
+            client.destroy();
+            resolve(got);
+          }
+        });
+        client.on('error', reject);
+        client.write(`GET ${target} HTTP/1.1\r\nHost: evil.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${PLACEHOLDER_API_KEY}\r\n\r\n`);
+      });
+    try {
+      const answer = await exchange('/v1/responses', 'frame-1');
+      expect(answer).toMatch(/^HTTP\/1\.1 101 /);
+      expect(answer).toMatch(/sec-websocket-accept: test-accept/i);
+      expect(answer).toContain('echo:frame-1');
+      expect(handshakes).toHaveLength(1);
+      expect(handshakes[0]).toMatchObject({ authorization: 'Bearer sk-real-ws', upgrade: 'websocket', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', host: `127.0.0.1:${(ws.address() as AddressInfo).port}` });
+      expect(await exchange('ws://evil.example/v1/responses', 'x')).toMatch(/^HTTP\/1\.1 403 /);
+      expect(await exchange('/v2/responses', 'x')).toMatch(/^HTTP\/1\.1 403 /);
+      expect(handshakes).toHaveLength(1);
+    } finally {
+      await wsProxy.close();
+      await new Promise<void>((resolve) => ws.close(() => resolve()));
+    }
   });
 
   it('says 502 when the upstream cannot be reached, and never shows the key in what it reports', async () => {
@@ -421,6 +466,46 @@ describe.skipIf(!probe.ok || !realClaude)('the real Claude Code in a sandbox wit
     } finally {
       await access.close();
       await api.close();
+    }
+  }, 120_000);
+});
+
+// The real Codex CLI likewise (CORRAL_TEST_CODEX=<dir>/node_modules/.bin/codex, outside /tmp),
+// against a small Responses API stand-in: it refuses Codex's WebSocket (426), so Codex
+// falls back to HTTP and its server-sent events.
+const realCodex = process.env.CORRAL_TEST_CODEX;
+if (probe.ok && !realCodex) process.stderr.write('real Codex through the model proxy: skipped (set CORRAL_TEST_CODEX to a codex executable outside /tmp)\n');
+
+describe.skipIf(!probe.ok || !realCodex)('the real Codex in a sandbox with no network', () => {
+  it('answers from the Responses API stand-in through the proxy, holding only the placeholder key', async () => {
+    const requests: { method: string | undefined; url: string | undefined; authorization: string | undefined }[] = [];
+    const api: Server = createServer((req, res) => {
+      requests.push({ method: req.method, url: req.url, authorization: req.headers.authorization });
+      req.resume();
+      if (req.method !== 'POST' || req.url !== '/v1/responses') return void res.writeHead(426).end();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const send = (event: { type: string; [field: string]: unknown }): boolean => res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      send({ type: 'response.created', response: { id: 'resp_1' } });
+      send({ type: 'response.output_item.done', item: { type: 'message', role: 'assistant', id: 'msg_1', content: [{ type: 'output_text', text: 'hello from the stand-in' }] } });
+      send({ type: 'response.completed', response: { id: 'resp_1', usage: { input_tokens: 5, input_tokens_details: null, output_tokens: 3, output_tokens_details: null, total_tokens: 8 } } });
+      res.end();
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    const tmp = tempDir('corral-mp-codex-');
+    const worktree = tempDir('corral-mp-codex-wt-');
+    const access = await proxiedModelAccess('codex', { OPENAI_API_KEY: REAL_KEY, OPENAI_BASE_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}/v1` }, { dir: tmp });
+    try {
+      const sandbox = await createSandbox({ mode: 'bwrap', worktree, tmpDir: tmp, network: false, sockets: [access.socketPath] });
+      const argv = sandbox.wrap(access.command([realCodex!, 'exec', '--json', '--skip-git-repo-check', '-c', `openai_base_url=${JSON.stringify(access.baseUrl)}`, 'say hello']), worktree);
+      const { code, stdout } = await runInSandbox(argv, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TMPDIR: tmp, CODEX_HOME: tmp, ...access.env });
+      expect(code).toBe(0);
+      expect(stdout).toContain('"text":"hello from the stand-in"');
+      expect(requests.some((request) => request.method === 'POST')).toBe(true);
+      expect(requests.every((request) => request.authorization === `Bearer ${REAL_KEY}`)).toBe(true);
+      expect(stdout).not.toContain(REAL_KEY);
+    } finally {
+      await access.close();
+      await new Promise<void>((resolve) => api.close(() => resolve()));
     }
   }, 120_000);
 });
