@@ -1,7 +1,9 @@
+import { accessSync, constants, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { claudeCodeSettingsFiles } from '../config/claude-code.js';
 import { guardHookAgent } from '../config/guard-hook-command.js';
 import { UsageError } from '../errors.js';
+import { findExecutable } from '../proc/find-executable.js';
 import { appendTo, JsonSyntaxError, parseJsonText, removeFrom, replaceValue, styleOf, valueOf, type JsonMember, type JsonNode } from './install-json.js';
 
 // `corral guard install|uninstall`: corral's guard as a PreToolUse command hook in the
@@ -52,7 +54,7 @@ export function settingsTarget(agent: GuardAgent, scope: InstallScope, where: { 
 }
 
 /** The hook command for `agent`: `<corral> guard hook --agent <agent>`. */
-export function guardHookCommand(agent: GuardAgent, corral: string): string {
+export function hookCommandFor(agent: GuardAgent, corral: string): string {
   return `${corral} guard hook --agent ${agent}`;
 }
 
@@ -68,6 +70,23 @@ export function shellQuote(word: string): string {
 export function corralInvocation(facts: { onPath: boolean; script: string | undefined; scriptExecutable: boolean; node: string }): string {
   if (facts.onPath || facts.script === undefined) return 'corral';
   return facts.scriptExecutable ? shellQuote(facts.script) : `${shellQuote(facts.node)} ${shellQuote(facts.script)}`;
+}
+
+/** How a hook runs the corral that runs now: by name when it is on PATH, else by its path. */
+export function runningCorral(env: NodeJS.ProcessEnv): { invocation: string; onPath: boolean } {
+  const onPath = findExecutable('corral', env.PATH ?? '') !== undefined;
+  let script: string | undefined;
+  let scriptExecutable = false;
+  try {
+    script = process.argv[1] === undefined ? undefined : realpathSync(process.argv[1]);
+    if (script !== undefined) {
+      accessSync(script, constants.X_OK);
+      scriptExecutable = true;
+    }
+  } catch {
+    // Not executable (or gone): node runs it by path.
+  }
+  return { invocation: corralInvocation({ onPath, script, scriptExecutable, node: process.execPath }), onPath };
 }
 
 /** A hook corral put there: the command given, or any `corral … guard hook --agent <agent>`. */

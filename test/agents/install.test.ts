@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonText, JsonSyntaxError } from '../../src/agents/install-json.js';
-import { codexHooksTurnedOff, corralInvocation, guardHookCommand, installGuardHook, isCorralHook, settingsTarget, uninstallGuardHook } from '../../src/agents/install.js';
+import { codexHooksTurnedOff, corralInvocation, hookCommandFor, installGuardHook, isCorralHook, settingsTarget, uninstallGuardHook } from '../../src/agents/install.js';
 import { UsageError } from '../../src/errors.js';
 
 // The edit of an agent's settings text: corral's hook in once, out exactly, every other
 // byte as it was.
 
-const CMD = guardHookCommand('claude-code', 'corral');
-const CODEX = guardHookCommand('codex', 'corral');
+const CMD = hookCommandFor('claude-code', 'corral');
+const CODEX = hookCommandFor('codex', 'corral');
 
 function roundTrip(original: string, agent: 'claude-code' | 'codex' = 'claude-code'): string {
   const command = agent === 'claude-code' ? CMD : CODEX;

@@ -1,11 +1,10 @@
-import { accessSync, constants, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { readTextFile, writeTextFileAtomically } from '../../agents/install-file.js';
 import {
   codexHooksTurnedOff,
-  corralInvocation,
-  guardHookCommand,
+  hookCommandFor,
   installGuardHook,
+  runningCorral,
   INSTALL_SCOPES,
   settingsTarget,
   uninstallGuardHook,
@@ -15,7 +14,6 @@ import {
 } from '../../agents/install.js';
 import { EXIT, UsageError } from '../../errors.js';
 import { findRepoRoot } from '../../git/git.js';
-import { findExecutable } from '../../proc/find-executable.js';
 import type { CliIo } from '../io.js';
 
 export interface GuardInstallOptions {
@@ -31,7 +29,7 @@ export async function guardInstallCommand(options: GuardInstallOptions, io: CliI
   const targets = await targetsOf(options, io.env);
   const corral = options.command === undefined ? runningCorral(io.env) : undefined;
   for (const target of targets) {
-    const command = options.command ?? guardHookCommand(target.agent, corral!.invocation);
+    const command = options.command ?? hookCommandFor(target.agent, corral!.invocation);
     const edit = installGuardHook(await readSettings(target), target.agent, command, target.shown);
     if (edit.change === 'unchanged') {
       io.stdout.write(`corral's guard is already in ${target.shown}: PreToolUse runs ${command}\n`);
@@ -105,21 +103,4 @@ async function targetsOf(options: GuardInstallOptions, env: NodeJS.ProcessEnv): 
   if (options.command !== undefined && agents.length > 1) throw new UsageError('guard: --command names one agent\'s hook command; give --claude-code or --codex, not both');
   const repo = scope === 'user' ? null : await findRepoRoot(process.cwd());
   return agents.map((agent) => settingsTarget(agent, scope as InstallScope, { repo, env }));
-}
-
-/** How a hook runs the corral that runs now: by name when it is on PATH, else by its path. */
-function runningCorral(env: NodeJS.ProcessEnv): { invocation: string; onPath: boolean } {
-  const onPath = findExecutable('corral', env.PATH ?? '') !== undefined;
-  let script: string | undefined;
-  let scriptExecutable = false;
-  try {
-    script = process.argv[1] === undefined ? undefined : realpathSync(process.argv[1]);
-    if (script !== undefined) {
-      accessSync(script, constants.X_OK);
-      scriptExecutable = true;
-    }
-  } catch {
-    // Not executable (or gone): node runs it by path.
-  }
-  return { invocation: corralInvocation({ onPath, script, scriptExecutable, node: process.execPath }), onPath };
 }
