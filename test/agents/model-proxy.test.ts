@@ -364,6 +364,8 @@ describe.skipIf(!probe.ok)('the bridge inside a sandbox with no network', () => 
     const sandbox = await createSandbox({ mode: 'bwrap', worktree, tmpDir: tmp, network: false, ...(show === 'sockets' ? { sockets: [access.socketPath] } : { readPaths: [dir] }) });
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, TMPDIR: tmp, ...access.env };
     const argv = sandbox.wrap(access.command([process.execPath, '-e', `(async () => {${script}})().catch((error) => { console.error(error); process.exit(1); });`]), worktree);
+    // Shown at its own path, read-only: connectable, not replaceable.
+    if (show === 'sockets') expect(argv.join(' ')).toContain(`--ro-bind ${access.socketPath} ${access.socketPath}`);
     return { ...(await runInSandbox(argv, env)), env };
   }
 
