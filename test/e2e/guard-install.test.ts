@@ -119,6 +119,18 @@ describe('corral guard install and uninstall', () => {
     expect(out.stdout).toContain("removed corral's guard from .codex/hooks.json (1 hook)");
   });
 
+  it('names corral by name when it is on PATH', async () => {
+    const repo = repoWithFiles({ 'README.md': 'x\n' });
+    const bin = tempDir('corral-bin-');
+    symlinkSync(BIN, path.join(bin, 'corral'));
+    const result = await runCli(['guard', 'install'], { cwd: repo, env: { PATH: `${bin}${path.delimiter}${PATH_WITHOUT_CORRAL}` } });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe("added corral's guard to .claude/settings.json (a new file): PreToolUse runs corral guard hook --agent claude-code");
+    const both = await runCli(['guard', 'install', '--claude-code', '--codex', '--command', 'x'], { cwd: repo, env: {} });
+    expect(both.exitCode).toBe(64);
+    expect(both.stderr).toContain('--command names one agent');
+  });
+
   it('edits the target of a symlinked settings file and keeps the link', async () => {
     const repo = repoWithFiles({ 'README.md': 'x\n' });
     const dotfiles = tempDir('corral-dotfiles-');
