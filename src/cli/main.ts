@@ -155,6 +155,24 @@ export function corralProgram(io: CliIo, setExitCode: (code: number) => void): C
       setExitCode(await policyTestCommand(file, io, options.sandbox));
     });
 
+  const guard = program.command('guard').description("corral's guard in the agents people use at their desk");
+  for (const [name, description] of [
+    ['install', "add corral's guard as a PreToolUse hook to the agent's own settings (default: Claude Code, this repository's .claude/settings.json)"],
+    ['uninstall', "remove corral's guard hooks from the agent's own settings; everything else stays as it is"],
+  ] as const) {
+    guard
+      .command(name)
+      .description(description)
+      .option('--claude-code', "Claude Code's settings (.claude/settings.json, .claude/settings.local.json, ~/.claude/settings.json)")
+      .option('--codex', "Codex's hooks file (.codex/hooks.json, ~/.codex/hooks.json)")
+      .addOption(new Option('--scope <scope>', 'whose settings: the repository\'s shared ones, yours in this repository, or yours everywhere').choices(['project', 'local', 'user']).default('project'))
+      .option('--command <command>', 'the hook command to write (default: corral guard hook --agent <agent>, corral by its path when it is not on PATH)')
+      .action(async (options: import('./commands/guard.js').GuardInstallOptions) => {
+        const { guardInstallCommand, guardUninstallCommand } = await import('./commands/guard.js');
+        setExitCode(await (name === 'install' ? guardInstallCommand : guardUninstallCommand)(options, io));
+      });
+  }
+
   program
     .command('completion')
     .description('print a completion script for bash, zsh or fish, made from these commands and options')

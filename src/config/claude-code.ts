@@ -5,6 +5,7 @@ import { anchored, HOOK_EVENTS, matchesEveryTool, type HookEvent, type HooksConf
 import { parsePattern } from '../policy/pattern-syntax.js';
 import type { PolicyFile } from '../policy/schema.js';
 import { createLocator } from '../ticket/positions.js';
+import { guardHookAgent } from './guard-hook-command.js';
 import { readSettingsFile } from './read-settings-file.js';
 
 // Claude Code's settings files, read as scopes beside corral's own: the user's
@@ -192,6 +193,11 @@ function readHooks(value: unknown, layer: ClaudeCodeLayer, problem: Report): voi
         }
         if (typeof hook.command !== 'string' || !/\S/.test(hook.command)) return problem([...hookAt, 'command'], 'command is a non-empty string');
         if (hook.timeout !== undefined && (typeof hook.timeout !== 'number' || !(hook.timeout > 0))) return problem([...hookAt, 'timeout'], 'timeout is a positive number of seconds');
+        // corral's own guard (`corral guard install`): a run's guard judges every call already.
+        if (event === 'PreToolUse' && guardHookAgent(hook.command) !== undefined) {
+          layer.ignored.push(`hooks.${event}.${groupIndex}.hooks.${hookIndex} (corral's own guard, which judges every call of a run already)`);
+          return;
+        }
         commands.push({ type: 'command', command: hook.command, ...(typeof hook.timeout === 'number' ? { timeout: Math.min(hook.timeout, 600) } : {}) });
         kept.push(hookIndex);
       });

@@ -82,6 +82,8 @@ export interface LayoutOptions {
   protectedFiles?: string[];
   /** More folders bound writable at their own path (setup's package cache); each must exist. */
   writable?: string[];
+  /** Unix sockets shown at their own path (the model proxy's): connectable, since a socket needs no write access to its mount. */
+  sockets?: string[];
 }
 
 /** Reads the file system once per run: real paths, the worktree's git metadata, what exists to hide and to show. */
@@ -170,7 +172,7 @@ export function sandboxLayout(options: LayoutOptions): BwrapLayout {
     worktree,
     tmpDir,
     covers,
-    readViews: [...trees, ...objectViews],
+    readViews: [...trees, ...objectViews, ...(options.sockets ?? []).map((socket) => ({ source: socket, target: socket }))],
     readOnly,
     writable,
     hiddenDirs,

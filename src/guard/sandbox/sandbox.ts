@@ -66,6 +66,8 @@ export interface SandboxOptions {
   readPaths?: string[];
   /** Worktree-relative secret files the agent's commands may read all the same (`sandbox.expose`). */
   expose?: string[];
+  /** Unix sockets commands may connect to, shown at their own path (the model proxy's); each must exist. */
+  sockets?: string[];
 }
 
 /**
@@ -120,6 +122,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     searchPath,
     readPaths,
     ...(options.protectedFiles ? { protectedFiles: options.protectedFiles } : {}),
+    ...(options.sockets ? { sockets: options.sockets } : {}),
   };
   const layout = sandboxLayout(layoutOptions);
   // Setup is the ticket author's, not the agent's: the network by default, and a package
