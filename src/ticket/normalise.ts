@@ -53,7 +53,8 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     network: network.agent,
     setupNetwork: network.setup,
     instructions: fields.instructions ?? true,
-    given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}) },
+    ...(sandbox.perCommand ? { sandboxPerCommand: true } : {}),
+    given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}), ...(sandbox.perCommand === undefined ? {} : { sandboxPerCommand: sandbox.perCommand }) },
   };
 }
 

@@ -61,6 +61,8 @@ export interface Ticket {
   sandboxRead: string[];
   /** Secret-named worktree files the agent may read (worktree-relative). */
   sandboxExpose: string[];
+  /** A bubblewrap for each command instead of one per run with a supervisor (`sandbox.per_command`); absent: one per run. */
+  sandboxPerCommand?: boolean;
   /** Whether the agent's Bash calls and the checks get the network (`network: true`). */
   network: boolean;
   /** Whether the repository's AGENTS.md and CLAUDE.md go into the system prompt (absent: they do). */
@@ -68,7 +70,7 @@ export interface Ticket {
   /** Whether setup commands get the network: yes, unless `network: {setup: false}`. */
   setupNetwork: boolean;
   /** What the ticket file itself set, so config defaults fill only the rest. */
-  given: { budget: Partial<TicketBudget>; sandbox?: SandboxMode };
+  given: { budget: Partial<TicketBudget>; sandbox?: SandboxMode; sandboxPerCommand?: boolean };
 }
 
 export const DEFAULT_BUDGET: TicketBudget = { steps: 50, tokens: 2_000_000, minutes: 30 };

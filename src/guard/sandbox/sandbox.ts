@@ -1,9 +1,11 @@
 import { mkdtempSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../../errors.js';
+import { findExecutable } from '../../proc/find-executable.js';
 import type { CommandSandbox } from '../../proc/run-command.js';
+import { Supervisor, supervisorArgv } from '../../proc/supervisor.js';
 import { gitMetadataOf } from '../paths/git-metadata.js';
-import { bwrapArgv } from './bwrap-argv.js';
+import { bwrapArgv, type BwrapLayout } from './bwrap-argv.js';
 import { checkReadPaths } from './home-view.js';
 import { passwdHome, sandboxLayout } from './layout.js';
 import { makePrivateGitdir } from './private-git.js';
@@ -36,13 +38,27 @@ export interface Sandbox extends CommandSandbox {
   readonly masked: readonly string[];
   /** Worktree-relative secret files left visible because `expose` names them. */
   readonly exposed: readonly string[];
+  /** Whether commands run in a bubblewrap started once (per view) with a supervisor inside, rather than one each. */
+  supervised: boolean;
+  /** Ends the sandboxes started for the run's commands. Never throws. */
+  close(): Promise<void>;
 }
 
 const NOTHING_MASKED: WorktreeSecrets = Object.freeze({ masked: [], exposed: [] }) as WorktreeSecrets;
 
 /** Commands run as they are. */
 const UNCONFINED: CommandSandbox & { network: boolean } = { network: true, wrap: (argv) => argv };
-export const NO_SANDBOX: Sandbox = { kind: 'none', network: true, setup: UNCONFINED, wrap: (argv) => argv, maskSecrets: () => NOTHING_MASKED, masked: [], exposed: [] };
+export const NO_SANDBOX: Sandbox = {
+  kind: 'none',
+  network: true,
+  setup: UNCONFINED,
+  wrap: (argv) => argv,
+  maskSecrets: () => NOTHING_MASKED,
+  masked: [],
+  exposed: [],
+  supervised: false,
+  close: () => Promise.resolve(),
+};
 
 export interface SandboxOptions {
   mode: SandboxMode;
@@ -66,6 +82,8 @@ export interface SandboxOptions {
   readPaths?: string[];
   /** Worktree-relative secret files the agent's commands may read all the same (`sandbox.expose`). */
   expose?: string[];
+  /** A bubblewrap for each command (`sandbox.per_command`), instead of one per run with a supervisor inside. */
+  perCommand?: boolean;
 }
 
 /**
@@ -127,13 +145,31 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   const setupNetwork = options.setupNetwork ?? true;
   const setupLayout = sandboxLayout({ ...layoutOptions, network: setupNetwork, writable: options.setupWritable ?? [] });
   let secrets: WorktreeSecrets = NOTHING_MASKED;
+  const agentLayout = (): BwrapLayout => {
+    // Only those still there: over a deleted one, bubblewrap would make an empty file in the worktree.
+    const masks = secrets.masked.map((rel) => path.join(layout.worktree, rel)).filter(present);
+    return masks.length === 0 ? layout : { ...layout, hiddenFiles: [...layout.hiddenFiles, ...masks] };
+  };
+  // The supervisor is perl, found where the commands' toolchains are (so it is in view inside).
+  const perl = options.perCommand ? undefined : findExecutable('perl', searchPath);
+  const setupView = perl === undefined ? undefined : new SupervisedView(perl, 'setup');
+  const agentView = perl === undefined ? undefined : new SupervisedView(perl, 'commands');
   return {
     kind: 'bwrap',
     network: options.network,
-    setup: { network: setupNetwork, containsProcesses: true, wrap: (argv, cwd) => bwrapArgv(setupLayout, argv, cwd) },
+    setup: {
+      network: setupNetwork,
+      containsProcesses: true,
+      wrap: (argv, cwd) => bwrapArgv(setupLayout, argv, cwd),
+      ...(setupView ? { supervisor: () => setupView.supervisor(setupLayout) } : {}),
+    },
     containsProcesses: true,
+    supervised: perl !== undefined,
+    ...(options.perCommand || perl !== undefined ? {} : { warning: 'sandbox: a bubblewrap for each command (no perl on PATH for the sandbox supervisor), so each command costs a sandbox start' }),
     maskSecrets() {
       secrets = findWorktreeSecrets(layout.worktree, expose);
+      // Setup is over: its sandbox (network, writable package cache) goes.
+      void setupView?.close();
       return secrets;
     },
     get masked() {
@@ -142,12 +178,44 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     get exposed() {
       return secrets.exposed;
     },
-    wrap: (argv, cwd) => {
-      // Only those still there: over a deleted one, bubblewrap would make an empty file in the worktree.
-      const masks = secrets.masked.map((rel) => path.join(layout.worktree, rel)).filter(present);
-      return bwrapArgv(masks.length === 0 ? layout : { ...layout, hiddenFiles: [...layout.hiddenFiles, ...masks] }, argv, cwd);
+    wrap: (argv, cwd) => bwrapArgv(agentLayout(), argv, cwd),
+    ...(agentView ? { supervisor: () => agentView.supervisor(agentLayout()) } : {}),
+    close: async () => {
+      await Promise.all([setupView?.close(), agentView?.close()]);
     },
   };
+}
+
+/**
+ * The supervised sandbox of one kind of command (setup's, or the agent's and the checks'),
+ * started at its first command. Each command gets exactly the view a bubblewrap of its own
+ * would give it: when that view changes (a masked secret file deleted), the next command
+ * gets a new sandbox with it. One that failed stays: every later command fails too.
+ */
+class SupervisedView {
+  private current: { key: string; supervisor: Supervisor } | undefined;
+  private readonly closing: Promise<void>[] = [];
+
+  constructor(
+    private readonly perl: string,
+    private readonly what: string,
+  ) {}
+
+  supervisor(layout: BwrapLayout): Supervisor {
+    const argv = bwrapArgv(layout, supervisorArgv(this.perl), layout.worktree, { asPid1: true });
+    const key = argv.join('\0');
+    if (this.current !== undefined && (this.current.key === key || this.current.supervisor.broken)) return this.current.supervisor;
+    if (this.current !== undefined) this.closing.push(this.current.supervisor.close());
+    this.current = { key, supervisor: new Supervisor(argv, this.what) };
+    return this.current.supervisor;
+  }
+
+  async close(): Promise<void> {
+    const current = this.current;
+    this.current = undefined;
+    if (current !== undefined) this.closing.push(current.supervisor.close());
+    await Promise.all(this.closing);
+  }
 }
 
 function present(file: string): boolean {
