@@ -16,7 +16,10 @@ import { arch } from 'node:process';
 // a namespace does. So once a command's first process has ended, kill(-1) ends everything
 // it started (grandchildren, `setsid` daemons, double forks) before its exit is reported:
 // the per-command guarantee of a bubblewrap per command. Commands therefore run one at a
-// time; the client queues them. When its stdin closes (corral ended it, or died), it kills
+// time; the client queues them. Each command runs under a process of its own forked from
+// the supervisor (its session leader, dumpable again): that is what the command sees as
+// its parent, so it can read or trace nothing of the supervisor, which holds the other
+// commands' specs and the pipe to corral. When its stdin closes (corral ended it, or died), it kills
 // everything and exits, and the namespace goes with it; `--die-with-parent` covers the rest.
 //
 // Frames, both ways: a type byte, a 32-bit id and a 32-bit length (big-endian), then the
@@ -31,7 +34,9 @@ if (!$setsid) { require POSIX }
 binmode STDIN; binmode STDOUT;
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
 { my $old = select $wake_w; $| = 1; select $old; }
-$SIG{CHLD} = sub { syswrite $wake_w, 'x' };
+# One byte at most in the wake pipe, however many children end, so the handler never blocks.
+my $woken = 0;
+$SIG{CHLD} = sub { syswrite $wake_w, 'x' unless $woken++ };
 $SIG{PIPE} = 'IGNORE';
 my ($active, $in) = (undef, '');
 sub frame {
@@ -103,7 +108,7 @@ while (1) {
   if ($active) { for my $fh (grep { defined } @{$active}{qw(out err)}) { vec($rin, fileno($fh), 1) = 1 } }
   my $n = select(my $rout = $rin, undef, undef, undef);
   if ($n < 0) { reap(); next }
-  if (vec($rout, fileno($wake_r), 1)) { sysread $wake_r, my $junk, 4096; }
+  if (vec($rout, fileno($wake_r), 1)) { sysread $wake_r, my $junk, 4096; $woken = 0 }
   reap();
   if ($active) {
     for my $stream ('out', 'err') {
