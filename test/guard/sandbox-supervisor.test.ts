@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -204,6 +204,39 @@ describe.skipIf(!probe.ok)('when the supervisor fails', () => {
     expect(await isAlive(pid)).toBe(true);
     await sandbox.close();
     expect(await isAlive(pid)).toBe(false);
+  });
+});
+
+describe.skipIf(!probe.ok)('without perl for the supervisor', () => {
+  it('gives each command a bubblewrap of its own, and says so in a warning', async () => {
+    // bubblewrap, bash and the few tools below, but no perl.
+    const bin = temp('corral-sup-noperl-');
+    for (const tool of ['bwrap', 'bash', 'cut', 'readlink', 'git']) {
+      const found = execFileSync('bash', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim();
+      symlinkSync(found, path.join(bin, tool));
+    }
+    const where = workspace();
+    const sandbox = await createSandbox({ mode: 'bwrap', ...where, network: false, home: temp('corral-sup-home-'), searchPath: bin });
+    sandboxes.push(sandbox);
+    expect(sandbox.supervised).toBe(false);
+    expect(sandbox.warning).toBe('sandbox: a bubblewrap for each command (no perl on PATH that the sandbox shows, for its supervisor), so each command costs a sandbox start');
+    const result = await runCommand({ command: 'cut -d" " -f2 /proc/1/stat', cwd: where.worktree, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 20_000, outputCap: 1_000, sandbox });
+    expect(result).toMatchObject({ exitCode: 0, output: '(bwrap)\n' });
+  });
+});
+
+describe.skipIf(!probe.ok)('the perl the supervisor runs', () => {
+  it('is the first on PATH that the sandbox shows: one under /tmp (private inside) is passed over', async () => {
+    const perl = execFileSync('bash', ['-c', 'command -v perl'], { encoding: 'utf8' }).trim();
+    const hidden = temp('corral-sup-tmpperl-');
+    symlinkSync(perl, path.join(hidden, 'perl'));
+    const where = workspace();
+    // Taken, it would fail to start (exit 70 for every run); passed over, the next perl serves.
+    const sandbox = await createSandbox({ mode: 'bwrap', ...where, network: false, home: temp('corral-sup-home-'), searchPath: `${hidden}:${process.env.PATH ?? '/usr/bin:/bin'}` });
+    sandboxes.push(sandbox);
+    expect(sandbox.supervised).toBe(true);
+    const result = await runCommand({ command: 'cut -d" " -f2 /proc/1/stat', cwd: where.worktree, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 20_000, outputCap: 1_000, sandbox });
+    expect(result).toMatchObject({ exitCode: 0, output: '(perl)\n' });
   });
 });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../../errors.js';
 import { findExecutable } from '../../proc/find-executable.js';
@@ -7,7 +7,7 @@ import { Supervisor, supervisorArgv } from '../../proc/supervisor.js';
 import { gitMetadataOf } from '../paths/git-metadata.js';
 import { bwrapArgv, type BwrapLayout } from './bwrap-argv.js';
 import { checkReadPaths } from './home-view.js';
-import { passwdHome, sandboxLayout } from './layout.js';
+import { passwdHome, sandboxLayout, within } from './layout.js';
 import { makePrivateGitdir } from './private-git.js';
 import { makePrivateHome } from './private-home.js';
 import { probeBubblewrap } from './probe.js';
@@ -150,8 +150,8 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     const masks = secrets.masked.map((rel) => path.join(layout.worktree, rel)).filter(present);
     return masks.length === 0 ? layout : { ...layout, hiddenFiles: [...layout.hiddenFiles, ...masks] };
   };
-  // The supervisor is perl, found where the commands' toolchains are (so it is in view inside).
-  const perl = options.perCommand ? undefined : findExecutable('perl', searchPath);
+  // The supervisor is perl, the first on the commands' PATH that the sandbox shows.
+  const perl = options.perCommand ? undefined : visiblePerl(searchPath, layout);
   const setupView = perl === undefined ? undefined : new SupervisedView(perl, 'setup');
   const agentView = perl === undefined ? undefined : new SupervisedView(perl, 'commands');
   return {
@@ -165,7 +165,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     },
     containsProcesses: true,
     supervised: perl !== undefined,
-    ...(options.perCommand || perl !== undefined ? {} : { warning: 'sandbox: a bubblewrap for each command (no perl on PATH for the sandbox supervisor), so each command costs a sandbox start' }),
+    ...(options.perCommand || perl !== undefined ? {} : { warning: 'sandbox: a bubblewrap for each command (no perl on PATH that the sandbox shows, for its supervisor), so each command costs a sandbox start' }),
     maskSecrets() {
       secrets = findWorktreeSecrets(layout.worktree, expose);
       // Setup is over: its sandbox (network, writable package cache) goes.
@@ -216,6 +216,28 @@ class SupervisedView {
     if (current !== undefined) this.closing.push(current.supervisor.close());
     await Promise.all(this.closing);
   }
+}
+
+/** The first perl on `searchPath` that commands inside `layout` can see (not in its private /tmp, nor under a cover or a hidden folder). */
+function visiblePerl(searchPath: string, layout: BwrapLayout): string | undefined {
+  for (const dir of searchPath.split(path.delimiter)) {
+    const perl = dir === '' ? undefined : findExecutable('perl', dir);
+    if (perl === undefined) continue;
+    let real: string;
+    try {
+      real = realpathSync(perl);
+    } catch {
+      continue;
+    }
+    const shown = (file: string): boolean =>
+      !within(file, '/tmp') &&
+      !within(file, layout.tmpDir) &&
+      !layout.hiddenDirs.some((hidden) => within(file, hidden)) &&
+      !layout.hiddenFiles.includes(file) &&
+      (!layout.covers.some((cover) => within(file, cover.target)) || layout.readViews.some((view) => within(file, view.target)));
+    if (shown(perl) && shown(real)) return perl;
+  }
+  return undefined;
 }
 
 function present(file: string): boolean {
