@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -207,8 +207,22 @@ describe.skipIf(!probe.ok)('when the supervisor fails', () => {
   });
 });
 
-describe.skipIf(!probe.ok)('without perl for the supervisor', () => {
-  it('gives each command a bubblewrap of its own, and says so in a warning', async () => {
+describe.skipIf(!probe.ok)('where the supervisor cannot run', () => {
+  it('a bubblewrap without --as-pid-1 (older than the supervisor needs) gives each command its own, with a warning', async () => {
+    const bin = temp('corral-sup-oldbwrap-');
+    const real = probe.ok ? probe.bwrap : 'bwrap';
+    writeFileSync(path.join(bin, 'bwrap'), `#!/bin/sh\nif [ "$1" = --help ]; then ${real} --help 2>&1 | grep -v -e --as-pid-1; exit 0; fi\nexec ${real} "$@"\n`);
+    chmodSync(path.join(bin, 'bwrap'), 0o755);
+    const where = workspace();
+    const sandbox = await createSandbox({ mode: 'bwrap', ...where, network: false, home: temp('corral-sup-home-'), searchPath: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}` });
+    sandboxes.push(sandbox);
+    expect(sandbox.supervised).toBe(false);
+    expect(sandbox.warning).toBe(`sandbox: a bubblewrap for each command (${path.join(bin, 'bwrap')} has no --as-pid-1, which its supervisor needs), so each command costs a sandbox start`);
+    const result = await runCommand({ command: 'cut -d" " -f2 /proc/1/stat', cwd: where.worktree, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 20_000, outputCap: 1_000, sandbox });
+    expect(result).toMatchObject({ exitCode: 0, output: '(bwrap)\n' });
+  });
+
+  it('without a perl the sandbox shows, gives each command a bubblewrap of its own, and says so in a warning', async () => {
     // bubblewrap, bash and the few tools below, but no perl.
     const bin = temp('corral-sup-noperl-');
     for (const tool of ['bwrap', 'bash', 'cut', 'readlink', 'git']) {

@@ -151,7 +151,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     return masks.length === 0 ? layout : { ...layout, hiddenFiles: [...layout.hiddenFiles, ...masks] };
   };
   // The supervisor is perl, the first on the commands' PATH that the sandbox shows.
-  const perl = options.perCommand ? undefined : visiblePerl(searchPath, layout);
+  const perl = options.perCommand || !probe.asPid1 ? undefined : visiblePerl(searchPath, layout);
   const setupView = perl === undefined ? undefined : new SupervisedView(perl, 'setup');
   const agentView = perl === undefined ? undefined : new SupervisedView(perl, 'commands');
   return {
@@ -165,7 +165,9 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     },
     containsProcesses: true,
     supervised: perl !== undefined,
-    ...(options.perCommand || perl !== undefined ? {} : { warning: 'sandbox: a bubblewrap for each command (no perl on PATH that the sandbox shows, for its supervisor), so each command costs a sandbox start' }),
+    ...(options.perCommand || perl !== undefined
+      ? {}
+      : { warning: `sandbox: a bubblewrap for each command (${probe.asPid1 ? 'no perl on PATH that the sandbox shows, for its supervisor' : `${probe.bwrap} has no --as-pid-1, which its supervisor needs`}), so each command costs a sandbox start` }),
     maskSecrets() {
       secrets = findWorktreeSecrets(layout.worktree, expose);
       // Setup is over: its sandbox (network, writable package cache) goes.
