@@ -121,6 +121,16 @@ describe.skipIf(!probe.ok)('one sandbox per run, with a supervisor inside', () =
     expect(await run('exec /nonexistent/program')).toMatchObject({ exitCode: 127 });
   });
 
+  it('passes any bytes of output, and values with `=`, newlines and non-ASCII in the environment, as they are', async () => {
+    const value = 'a=b\nc ü ∂';
+    const result = await run('printf "%s" "$ODD"; printf "\\000\\001X\\000\\000\\000\\011O\\377" | od -An -tx1 | tr -s " "', { env: { ...env, ODD: value } });
+    expect(result.output).toBe(`${value} 00 01 58 00 00 00 09 4f ff\n`);
+    // Raw, bytes that look like a frame header of the protocol: counted, and what follows arrives.
+    const raw = await run('printf "X\\000\\000\\000\\001\\000\\000\\000\\005hello"; echo tail');
+    expect(raw).toMatchObject({ exitCode: 0, totalBytes: 19 });
+    expect(raw.output.endsWith('hellotail\n')).toBe(true);
+  });
+
   it('streams large output back, capped as before', async () => {
     const flood = await run("head -c 5000000 /dev/zero | tr '\\0' a; echo; echo end", { outputCap: 1_000 });
     expect(flood.exitCode).toBe(0);
