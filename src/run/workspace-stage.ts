@@ -184,6 +184,7 @@ async function makeWorkspace(run: Run, started: (sandbox: Sandbox) => void, made
     network: sandbox.network,
     ...(ticket.setup.length > 0 ? { setupNetwork: sandbox.setup.network } : {}),
     ...(reaper ? { reaper: reaper.kind } : {}),
+    ...(sandbox.kind === 'bwrap' && !sandbox.supervised ? { perCommand: true as const } : {}),
     ...(sandboxWarnings.length > 0 ? { warning: sandboxWarnings.join('; ') } : {}),
   });
   // Without the network, package managers are told they are offline, so they fail at once.

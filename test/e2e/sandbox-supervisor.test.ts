@@ -63,6 +63,8 @@ describe.skipIf(!probe.ok)('one bubblewrap per run through the CLI', () => {
     // Setup's: with the host's network, so another bubblewrap.
     const [setup] = added(report.patch, 'setup.txt').map(fields);
     expect(setup).toMatchObject({ init: '(perl)', netNs: hostNetNs });
+    const events = readFileSync(report.trace, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events.find((event) => event.type === 'sandbox')).not.toHaveProperty('perCommand');
   });
 
   it('with sandbox.per_command in corral.yaml, gives each command a bubblewrap of its own', async () => {
@@ -74,6 +76,8 @@ describe.skipIf(!probe.ok)('one bubblewrap per run through the CLI', () => {
     expect(lines).toHaveLength(4);
     // bubblewrap's own init as PID 1, and each command the first process after it: a namespace each.
     for (const line of lines) expect(line).toMatchObject({ init: '(bwrap)', pid: 2 });
+    const events = readFileSync(report.trace, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events.find((event) => event.type === 'sandbox')).toMatchObject({ kind: 'bwrap', perCommand: true });
   });
 
   it('a ticket can ask for it too, and a wrong value is a usage error naming the field', async () => {
