@@ -69,6 +69,8 @@ describe.skipIf(!probe.ok)('one bubblewrap per run through the CLI', () => {
 
   it('with sandbox.per_command in corral.yaml, gives each command a bubblewrap of its own', async () => {
     const dir = repo({ 'corral.yaml': 'sandbox: {mode: bwrap, per_command: true}\n' });
+    const config = await runCli(['config'], { cwd: dir });
+    expect(config.stdout).toMatch(/sandbox\.per_command +true +← project corral\.yaml:1/);
     const run = await runCli(['run', 'ticket.yaml', '--json'], { cwd: dir, env: { CI: 'true' }, timeoutMs: 120_000 });
     const report = runReport(run.stdout);
     expect(run.exitCode, `${run.stderr}\n${report.reason}`).toBe(0);
