@@ -115,8 +115,9 @@ if (sandbox) {
     ...(sandbox.measured
       ? [
           ['command without sandbox, median', `${sandbox.noneMedianMs.toFixed(1)} ms`, `\`true\` through the process runner, ${sandbox.commands} times`],
-          ['command in bubblewrap, median', `${sandbox.bwrapMedianMs.toFixed(1)} ms`, `the same commands, alternating`],
+          ['command in bubblewrap, median', `${sandbox.bwrapMedianMs.toFixed(1)} ms`, `the same commands, alternating${sandbox.supervised ? ', in the run\'s one bubblewrap with its supervisor' : ''}`],
           ['sandbox overhead per command, median', `${sandbox.overheadMedianMs.toFixed(1)} ms`, `p90 ${sandbox.overheadP90Ms.toFixed(1)} ms`],
+          ['sandbox overhead, a bubblewrap per command (per_command), median', `${sandbox.perCommandOverheadMedianMs.toFixed(1)} ms`, `p90 ${sandbox.perCommandOverheadP90Ms.toFixed(1)} ms; the command ${sandbox.perCommandMedianMs.toFixed(1)} ms`],
         ]
       : [['sandbox overhead per command', 'n/a', `not measured: ${sandbox.reason}`]]),
   );

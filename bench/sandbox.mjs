@@ -1,6 +1,8 @@
 // Per-command overhead of the bubblewrap sandbox: many short commands (`true`) through the
-// one process runner, with the sandbox and without, in alternation so both see the same
-// machine. Run through `npm run bench` (which builds first); returns figures for the table.
+// one process runner without a sandbox, in the run's one bubblewrap with its supervisor
+// (the default), and in a bubblewrap of their own (`sandbox.per_command`), in alternation
+// so all three see the same machine. Run through `npm run bench` (which builds first);
+// returns figures for the table.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -28,34 +30,49 @@ export async function benchSandbox() {
     git('-C', repo, 'commit', '-qm', 'bench');
     git('-C', repo, 'worktree', 'add', '--detach', '-q', worktree, 'HEAD');
 
-    const sandbox = await createSandbox({ mode: 'bwrap', worktree, tmpDir, network: false, home: os.homedir() });
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.homedir(), TMPDIR: tmpDir };
-    const once = async (withSandbox) => {
+    const home = os.homedir();
+    const sandbox = await createSandbox({ mode: 'bwrap', worktree, tmpDir, network: false, home });
+    const perCommand = await createSandbox({ mode: 'bwrap', worktree, tmpDir, network: false, home, perCommand: true });
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: tmpDir };
+    const once = async (inSandbox) => {
       const started = performance.now();
-      const result = await runCommand({ command: 'true', cwd: worktree, env, timeoutMs: 30_000, outputCap: 30_000, ...(withSandbox ? { sandbox } : {}) });
-      if (result.exitCode !== 0) throw new Error(`\`true\` failed${withSandbox ? ' in the sandbox' : ''}: ${result.output}`);
+      const result = await runCommand({ command: 'true', cwd: worktree, env, timeoutMs: 30_000, outputCap: 30_000, ...(inSandbox ? { sandbox: inSandbox } : {}) });
+      if (result.exitCode !== 0) throw new Error(`\`true\` failed${inSandbox ? ' in the sandbox' : ''}: ${result.output}`);
       return performance.now() - started;
     };
-    for (let i = 0; i < WARMUP; i++) {
-      await once(false);
-      await once(true);
+    try {
+      // The supervisor's own start (one bubblewrap, once a run) is in the warm-up, as it is in a run's first command.
+      for (let i = 0; i < WARMUP; i++) {
+        await once(undefined);
+        await once(sandbox);
+        await once(perCommand);
+      }
+      const none = [];
+      const supervised = [];
+      const ownBwrap = [];
+      for (let i = 0; i < COMMANDS; i++) {
+        none.push(await once(undefined));
+        supervised.push(await once(sandbox));
+        ownBwrap.push(await once(perCommand));
+      }
+      const overheads = none.map((t, i) => supervised[i] - t);
+      const perCommandOverheads = none.map((t, i) => ownBwrap[i] - t);
+      return {
+        measured: true,
+        commands: COMMANDS,
+        bwrap: probe.bwrap,
+        supervised: sandbox.supervised,
+        noneMedianMs: median(none),
+        bwrapMedianMs: median(supervised),
+        overheadMedianMs: median(overheads),
+        overheadP90Ms: quantile(overheads, 0.9),
+        perCommandMedianMs: median(ownBwrap),
+        perCommandOverheadMedianMs: median(perCommandOverheads),
+        perCommandOverheadP90Ms: quantile(perCommandOverheads, 0.9),
+      };
+    } finally {
+      await Promise.all([sandbox.close(), perCommand.close()]);
     }
-    const none = [];
-    const bwrap = [];
-    for (let i = 0; i < COMMANDS; i++) {
-      none.push(await once(false));
-      bwrap.push(await once(true));
-    }
-    const overheads = none.map((t, i) => bwrap[i] - t);
-    return {
-      measured: true,
-      commands: COMMANDS,
-      bwrap: probe.bwrap,
-      noneMedianMs: median(none),
-      bwrapMedianMs: median(bwrap),
-      overheadMedianMs: median(overheads),
-      overheadP90Ms: quantile(overheads, 0.9),
-    };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

@@ -35,6 +35,10 @@ export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown
     if (value) values[`budget.${field}`] = value;
   }
   values.sandbox = ticket?.given.sandbox ? { value: ticket.given.sandbox, from: fromTicket } : settings.sandbox;
+  // Shown only when a file or the ticket sets it: one bubblewrap per run is the default.
+  const perCommand = ticket?.given.sandboxPerCommand;
+  if (perCommand !== undefined) values['sandbox.per_command'] = { value: String(perCommand), from: fromTicket };
+  else if (settings.sandboxPerCommand.from !== 'default') values['sandbox.per_command'] = { value: String(settings.sandboxPerCommand.value), from: settings.sandboxPerCommand.from };
   settings.sandboxRead.forEach((entry, index) => (values[`sandbox.read.${index}`] = entry));
   settings.sandboxExpose.forEach((entry, index) => (values[`sandbox.expose.${index}`] = entry));
   const own = settings.sandboxRead.length;

@@ -41,6 +41,8 @@ export interface Settings {
   sandboxRead: Sourced<string>[];
   /** Secret-named worktree files every ticket exposes. */
   sandboxExpose: Sourced<string>[];
+  /** A bubblewrap for each command instead of one per run (`sandbox.per_command`). */
+  sandboxPerCommand: Sourced<boolean>;
   maxRefusalsInARow: Sourced<number>;
   /** The commands' environment as config changes it, by name (the project's entry beats the user's). */
   env: Record<string, Sourced<string | null | true>>;
@@ -79,6 +81,7 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files' | 'cl
     sandbox: { value: 'auto', from: DEFAULT },
     sandboxRead: [],
     sandboxExpose: [],
+    sandboxPerCommand: { value: false, from: DEFAULT },
     maxRefusalsInARow: { value: DEFAULT_MAX_REFUSALS_IN_A_ROW, from: DEFAULT },
     env: Object.create(null) as Record<string, Sourced<string | null | true>>,
     modelApi: {},
@@ -128,6 +131,7 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files' | 'cl
     if (sandbox.mode !== undefined) settings.sandbox = { value: sandbox.mode, from: fromLayer(layer, modeAt) };
     sandbox.read.forEach((value, index) => settings.sandboxRead.push({ value, from: fromLayer(layer, ['sandbox', 'read', index]) }));
     sandbox.expose.forEach((value, index) => settings.sandboxExpose.push({ value, from: fromLayer(layer, ['sandbox', 'expose', index]) }));
+    if (sandbox.perCommand !== undefined) settings.sandboxPerCommand = { value: sandbox.perCommand, from: fromLayer(layer, ['sandbox', 'per_command']) };
     if (data.model_api?.timeout_seconds !== undefined) {
       settings.modelApi.timeoutMs = Math.ceil(data.model_api.timeout_seconds * 1000);
       settings.modelApiFrom.timeout_seconds = { value: data.model_api.timeout_seconds, from: fromLayer(layer, ['model_api', 'timeout_seconds']) };
@@ -269,6 +273,7 @@ export function applySettings(ticket: Ticket, settings: Settings, options: { mod
       sandboxChosen: ticket.given.sandbox !== undefined || settings.sandbox.from !== DEFAULT,
       sandboxRead: unique([...settings.sandboxRead.map((entry) => entry.value), ...ticket.sandboxRead]),
       sandboxExpose: unique([...settings.sandboxExpose.map((entry) => entry.value), ...ticket.sandboxExpose]),
+      ...((ticket.given.sandboxPerCommand ?? settings.sandboxPerCommand.value) ? { sandboxPerCommand: true } : {}),
       env: { ...Object.fromEntries(Object.entries(settings.env).map(([name, sourced]) => [name, sourced.value])), ...ticket.env },
     },
     problems,

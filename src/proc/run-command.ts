@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { trackLeftover } from './leftovers.js';
 import { CappedOutput } from '../text/output-cap.js';
 import { findSubreaper, fitsHelperSpec } from './subreaper.js';
+import { fitsSupervisor, type SupervisedEnd, type Supervisor } from './supervisor.js';
 
 // The one process runner: the Bash tool, ticket checks and setup commands all go
 // through here, so timeouts, kills, output caps and the environment behave the same
@@ -39,6 +40,11 @@ export interface CommandSandbox {
   wrap(argv: string[], cwd: string): string[];
   /** The sandbox itself ends every process a command started when the command ends (a PID namespace). */
   containsProcesses?: boolean;
+  /**
+   * The sandbox started once for many commands (proc/supervisor.ts), for the view the
+   * next command gets; without it, each command runs in a sandbox of its own (`wrap`).
+   */
+  supervisor?(): Supervisor;
 }
 
 /** The same shape for success, failure, timeout and abort; runCommand never throws for a failing command. */
@@ -90,6 +96,9 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   // --norc: with `input`, stdin is a socket, and a bash built with SSH_SOURCE_BASHRC
   // (Debian, Ubuntu) then takes itself for an ssh session and sources ~/.bashrc.
   const bash = ['bash', '--norc', '-c', options.command];
+  // Input is only given to hooks, which run unsandboxed; a sandbox that has one still runs such a command in a bubblewrap of its own.
+  const supervisor = options.input === undefined ? options.sandbox?.supervisor?.() : undefined;
+  if (supervisor !== undefined) return runSupervised(supervisor, bash, options, started, output, apart);
   // Sandboxed, the process we start is bwrap; it leads the process group below, and its
   // PID namespace ends with the command, so the kills here reach everything inside too.
   const wrapped = options.sandbox ? options.sandbox.wrap(bash, options.cwd) : bash;
@@ -212,6 +221,68 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   const result: CommandResult = {
     exitCode,
     signal: exitSignal,
+    timedOut,
+    aborted,
+    output: withStartError(output.text()),
+    totalBytes: output.totalBytes,
+    durationMs: Math.round(performance.now() - started),
+  };
+  return apart ? { ...result, stdout: apart.stdout.text(), stderr: withStartError(apart.stderr.text()) } : result;
+}
+
+/**
+ * A command run by the run's sandbox supervisor: the same timeout, interrupt, output and
+ * result as a command of its own, and the supervisor ends everything it started before it
+ * reports its end. A supervisor that fails throws an InternalError (exit 70): the run
+ * cannot say what its commands did.
+ */
+async function runSupervised(
+  supervisor: Supervisor,
+  argv: string[],
+  options: RunCommandOptions,
+  started: number,
+  output: CappedOutput,
+  apart: { stdout: CappedOutput; stderr: CappedOutput } | undefined,
+): Promise<CommandResult> {
+  const command = { argv, cwd: options.cwd, env: options.env };
+  let end: SupervisedEnd;
+  let timedOut = false;
+  let aborted = false;
+  if (!fitsSupervisor(command)) {
+    // What spawn() refuses the same way: exec takes no NUL.
+    end = { kind: 'error', message: 'the command, its cwd or its environment holds a NUL byte' };
+  } else {
+    const run = supervisor.run(command, (stream, chunk) => {
+      output.push(chunk);
+      apart?.[stream].push(chunk);
+    });
+    let ended = false;
+    const timer = setTimeout(() => {
+      if (ended) return;
+      timedOut = true;
+      run.kill();
+    }, options.timeoutMs);
+    const onAbort = (): void => {
+      if (ended) return;
+      aborted = true;
+      run.kill();
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      end = await run.done;
+    } finally {
+      ended = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+  const startError = end.kind === 'error' ? `failed to start: ${end.message}` : undefined;
+  const withStartError = (text: string): string => (startError === undefined ? text : `${text}${text && !text.endsWith('\n') ? '\n' : ''}${startError}`);
+  // As a bubblewrap of its own reports them: a command a signal killed exits 128+N; one
+  // killed for its timeout or the interrupt was killed (SIGKILL) whole.
+  const result: CommandResult = {
+    exitCode: end.kind === 'exit' ? end.code : end.kind === 'signal' ? 128 + end.signal : null,
+    signal: end.kind === 'killed' ? 'SIGKILL' : null,
     timedOut,
     aborted,
     output: withStartError(output.text()),

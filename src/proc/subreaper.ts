@@ -154,7 +154,7 @@ sys.exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 255)
 `;
 
 /** prctl's system call number, which perl's `syscall` needs; python finds prctl in libc. */
-const PRCTL_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = { x64: 157, arm64: 167, riscv64: 167, loong64: 167, arm: 172, ia32: 172, ppc64: 171, s390x: 172 };
+export const PRCTL_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = { x64: 157, arm64: 167, riscv64: 167, loong64: 167, arm: 172, ia32: 172, ppc64: 171, s390x: 172 };
 
 const PROBE_TIMEOUT_MS = 10_000;
 

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { InternalError } from '../errors.js';
 import type { ToolOutput, ToolUse } from '../agent/loop.js';
 import type { Approver, ApprovalAnswer } from '../guard/approval/approver.js';
 import type { Guard, Verdict } from '../guard/guard.js';
@@ -267,6 +268,8 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
     try {
       call.output = await tool.execute(input, staysInProcessGroup(facts) ? { ...context, staysInGroup: true } : context);
     } catch (error) {
+      // A broken harness (the run's sandbox supervisor died) is the run's failure, not the model's to work around.
+      if (error instanceof InternalError) throw error;
       call.output = { content: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, isError: true };
     }
   };

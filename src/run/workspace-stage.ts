@@ -71,7 +71,7 @@ export function openWorkspace(run: Run): RunWorkspace {
   // Begun on the next turn of the event loop, after the first request has gone out:
   // starting each git process blocks this thread while it forks.
   const ready = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
-    makeWorkspace(run, (worktree, tempDir) => {
+    makeWorkspace(run, (sandbox) => stack.defer(() => sandbox.close()), (worktree, tempDir) => {
       made = worktree;
       stack.defer(() => (keep ? releaseWorktree(worktree) : remove(worktree)));
       // Like the worktree: gone even when a second Ctrl-C ends the process before this stack is released.
@@ -107,7 +107,7 @@ export function openWorkspace(run: Run): RunWorkspace {
 }
 
 /** The worktree, temp dir, sandbox, guard and call pipeline, each registered for release as soon as it exists. */
-async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: string) => void): Promise<Workspace> {
+async function makeWorkspace(run: Run, started: (sandbox: Sandbox) => void, made: (worktree: Worktree, tempDir: string) => void): Promise<Workspace> {
   const { ticket, settings, emit, options } = run;
   // Which child subreaper ends the commands' processes without a sandbox is found (once
   // per process) while the worktree is made, not after.
@@ -170,7 +170,10 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
     readPaths: [...ticket.sandboxRead, ...readableDirectories(settings, env.HOME, run.warn)],
     expose: ticket.sandboxExpose,
+    ...(ticket.sandboxPerCommand ? { perCommand: true } : {}),
   });
+  // Ended before the temp dir and the worktree go (the stack releases in reverse).
+  started(sandbox);
   // Without a sandbox, what ends a command's processes is said too, and never silently missing.
   const reaper = sandbox.containsProcesses ? undefined : await (reaperFound ?? findSubreaper());
   const sandboxWarnings = [sandbox.warning, reaper?.kind === 'none' ? `${NO_SUBREAPER_WARNING} (${reaper.reason})` : undefined].filter((w): w is string => w !== undefined);
@@ -181,6 +184,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     network: sandbox.network,
     ...(ticket.setup.length > 0 ? { setupNetwork: sandbox.setup.network } : {}),
     ...(reaper ? { reaper: reaper.kind } : {}),
+    ...(sandbox.kind === 'bwrap' && !sandbox.supervised ? { perCommand: true as const } : {}),
     ...(sandboxWarnings.length > 0 ? { warning: sandboxWarnings.join('; ') } : {}),
   });
   // Without the network, package managers are told they are offline, so they fail at once.

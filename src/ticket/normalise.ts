@@ -54,7 +54,8 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     setupNetwork: network.setup,
     instructions: fields.instructions ?? true,
     ...(fields.context ? { context: { ...(fields.context.window !== undefined ? { window: fields.context.window } : {}), ...(fields.context.keep_tool_results !== undefined ? { keepToolResults: fields.context.keep_tool_results } : {}) } } : {}),
-    given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}) },
+    ...(sandbox.perCommand ? { sandboxPerCommand: true } : {}),
+    given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}), ...(sandbox.perCommand === undefined ? {} : { sandboxPerCommand: sandbox.perCommand }) },
   };
 }
 

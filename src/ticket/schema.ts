@@ -57,17 +57,25 @@ export const sandboxObjectSchema = z.strictObject({
     .array(z.string().min(1))
     .optional()
     .meta({ description: 'Secret-named files of the worktree the agent may read (`.env.test`): they are not masked in the sandbox, and the guard lets them be read.' }),
+  per_command: z
+    .boolean()
+    .optional()
+    .meta({
+      description:
+        'Start a bubblewrap for each command, as before, instead of one per run (setup has its own) with a small supervisor inside that runs each command; the isolation of a command is the same either way.',
+      default: false,
+    }),
 });
 
-/** `sandbox: auto` or `sandbox: {mode, read, expose}`. */
+/** `sandbox: auto` or `sandbox: {mode, read, expose, per_command}`. */
 export const sandboxSchema = z.union([sandboxModeSchema, sandboxObjectSchema]);
 export type SandboxField = z.output<typeof sandboxSchema>;
 
 /** The parts of a `sandbox:` field, whichever form it was written in. */
-export function sandboxParts(field: SandboxField | undefined): { mode?: z.output<typeof sandboxModeSchema>; read: string[]; expose: string[] } {
+export function sandboxParts(field: SandboxField | undefined): { mode?: z.output<typeof sandboxModeSchema>; read: string[]; expose: string[]; perCommand?: boolean } {
   if (field === undefined) return { read: [], expose: [] };
   if (typeof field === 'string') return { mode: field, read: [], expose: [] };
-  return { ...(field.mode ? { mode: field.mode } : {}), read: field.read ?? [], expose: field.expose ?? [] };
+  return { ...(field.mode ? { mode: field.mode } : {}), read: field.read ?? [], expose: field.expose ?? [], ...(field.per_command === undefined ? {} : { perCommand: field.per_command }) };
 }
 
 /**

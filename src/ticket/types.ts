@@ -61,6 +61,8 @@ export interface Ticket {
   sandboxRead: string[];
   /** Secret-named worktree files the agent may read (worktree-relative). */
   sandboxExpose: string[];
+  /** A bubblewrap for each command instead of one per run with a supervisor (`sandbox.per_command`); absent: one per run. */
+  sandboxPerCommand?: boolean;
   /** Whether the agent's Bash calls and the checks get the network (`network: true`). */
   network: boolean;
   /** Whether the repository's AGENTS.md and CLAUDE.md go into the system prompt (absent: they do). */
@@ -70,7 +72,7 @@ export interface Ticket {
   /** The ticket's `context`, when it has one. */
   context?: TicketContext;
   /** What the ticket file itself set, so config defaults fill only the rest. */
-  given: { budget: Partial<TicketBudget>; sandbox?: SandboxMode };
+  given: { budget: Partial<TicketBudget>; sandbox?: SandboxMode; sandboxPerCommand?: boolean };
 }
 
 /** How the conversation is kept within the model's context window (`context` in a ticket). */

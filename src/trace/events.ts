@@ -70,6 +70,8 @@ const EVENT_SCHEMAS = [
     setupNetwork: z.boolean().optional(),
     /** Without bubblewrap: the child subreaper that ends a command's processes, or none. */
     reaper: z.enum(['perl', 'python3', 'none']).optional(),
+    /** With bubblewrap: each command ran in a bubblewrap of its own (`sandbox.per_command`, or no supervisor could run); absent, one per run with a supervisor. */
+    perCommand: z.literal(true).optional(),
     warning: z.string().optional(),
   }),
   event('secrets_masked', { masked: z.array(z.string()), exposed: z.array(z.string()) }),

@@ -44,8 +44,12 @@ export interface BwrapLayout {
   disableUserns: boolean;
 }
 
-/** The argv that runs `argv` in `cwd` inside the sandbox. */
-export function bwrapArgv(layout: BwrapLayout, argv: string[], cwd: string): string[] {
+/**
+ * The argv that runs `argv` in `cwd` inside the sandbox. `asPid1`: `argv` is the PID
+ * namespace's init itself (the run's supervisor, which reaps and ends what its commands
+ * leave), not a child of bubblewrap's own.
+ */
+export function bwrapArgv(layout: BwrapLayout, argv: string[], cwd: string, options: { asPid1?: boolean } = {}): string[] {
   // Every mount after the mounts of the folders that hold it: shallower targets first (a
   // stable sort keeps the order below between equals). So the private /tmp is in place
   // before the worktree under it, the home is covered before the toolchains and the
@@ -72,6 +76,7 @@ export function bwrapArgv(layout: BwrapLayout, argv: string[], cwd: string): str
     // Its own PID namespace: nothing outside can be seen or signalled, and when the
     // command's first process ends the kernel kills everything it left behind.
     '--unshare-pid',
+    ...(options.asPid1 ? ['--as-pid-1'] : []),
     '--unshare-ipc',
     ...(layout.network ? [] : ['--unshare-net']),
     // Killed when corral dies; a session of its own, so no terminal to inject input into.

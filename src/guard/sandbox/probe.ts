@@ -7,7 +7,8 @@ import { runProgram } from '../../proc/run-program.js';
 import { bwrapArgv } from './bwrap-argv.js';
 
 /** Whether bubblewrap works here, and how to call it. */
-export type BubblewrapProbe = { ok: true; bwrap: string; disableUserns: boolean } | { ok: false; reason: string };
+/** `asPid1`: this bwrap can run a program as its namespace's init (`--as-pid-1`), which the run's supervisor needs. */
+export type BubblewrapProbe = { ok: true; bwrap: string; disableUserns: boolean; asPid1: boolean } | { ok: false; reason: string };
 
 export interface ProbeOptions {
   /** Where to look for `bwrap`, as in PATH; default corral's own PATH. */
@@ -38,7 +39,9 @@ export function probeBubblewrap(options: ProbeOptions = {}): Promise<BubblewrapP
 
 async function runProbe(bwrap: string): Promise<BubblewrapProbe> {
   const help = await runProgram(bwrap, ['--help'], { timeoutMs: PROBE_TIMEOUT_MS });
-  const disableUserns = `${help.stdout.toString('utf8')}\n${help.stderr.toString('utf8')}`.includes('--disable-userns');
+  const helpText = `${help.stdout.toString('utf8')}\n${help.stderr.toString('utf8')}`;
+  const disableUserns = helpText.includes('--disable-userns');
+  const asPid1 = helpText.includes('--as-pid-1');
   // Named after this process, so the next run or `corral clean` removes it if a kill leaves it.
   const scratch = realpathSync(mkdtempSync(path.join(tmpdir(), ownedTempPrefix('probe'))));
   try {
@@ -48,7 +51,7 @@ async function runProbe(bwrap: string): Promise<BubblewrapProbe> {
     const layout = { bwrap, worktree, tmpDir, covers: [], readViews: [], readOnly: [], writable: [], hiddenDirs: [], hiddenFiles: [], network: false, disableUserns };
     const [file, ...args] = bwrapArgv(layout, ['true'], worktree);
     const result = await runProgram(file!, args, { timeoutMs: PROBE_TIMEOUT_MS, env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
-    if (result.exitCode === 0) return { ok: true, bwrap, disableUserns };
+    if (result.exitCode === 0) return { ok: true, bwrap, disableUserns, asPid1 };
     const said = result.stderr.toString('utf8').trim().split('\n').filter((line) => line.trim() !== '').pop();
     const how = result.timedOut ? `timed out after ${PROBE_TIMEOUT_MS / 1000}s` : (said ?? result.error ?? `exit ${result.exitCode ?? result.signal}`);
     return { ok: false, reason: `${bwrap} could not make a sandbox: ${how}` };

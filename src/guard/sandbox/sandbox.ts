@@ -1,11 +1,13 @@
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../../errors.js';
+import { findExecutable } from '../../proc/find-executable.js';
 import type { CommandSandbox } from '../../proc/run-command.js';
+import { Supervisor, supervisorArgv } from '../../proc/supervisor.js';
 import { gitMetadataOf } from '../paths/git-metadata.js';
-import { bwrapArgv } from './bwrap-argv.js';
+import { bwrapArgv, type BwrapLayout } from './bwrap-argv.js';
 import { checkReadPaths } from './home-view.js';
-import { passwdHome, sandboxLayout } from './layout.js';
+import { passwdHome, sandboxLayout, within } from './layout.js';
 import { makePrivateGitdir } from './private-git.js';
 import { makePrivateHome } from './private-home.js';
 import { probeBubblewrap } from './probe.js';
@@ -36,13 +38,27 @@ export interface Sandbox extends CommandSandbox {
   readonly masked: readonly string[];
   /** Worktree-relative secret files left visible because `expose` names them. */
   readonly exposed: readonly string[];
+  /** Whether commands run in a bubblewrap started once (per view) with a supervisor inside, rather than one each. */
+  supervised: boolean;
+  /** Ends the sandboxes started for the run's commands. Never throws. */
+  close(): Promise<void>;
 }
 
 const NOTHING_MASKED: WorktreeSecrets = Object.freeze({ masked: [], exposed: [] }) as WorktreeSecrets;
 
 /** Commands run as they are. */
 const UNCONFINED: CommandSandbox & { network: boolean } = { network: true, wrap: (argv) => argv };
-export const NO_SANDBOX: Sandbox = { kind: 'none', network: true, setup: UNCONFINED, wrap: (argv) => argv, maskSecrets: () => NOTHING_MASKED, masked: [], exposed: [] };
+export const NO_SANDBOX: Sandbox = {
+  kind: 'none',
+  network: true,
+  setup: UNCONFINED,
+  wrap: (argv) => argv,
+  maskSecrets: () => NOTHING_MASKED,
+  masked: [],
+  exposed: [],
+  supervised: false,
+  close: () => Promise.resolve(),
+};
 
 export interface SandboxOptions {
   mode: SandboxMode;
@@ -68,6 +84,8 @@ export interface SandboxOptions {
   expose?: string[];
   /** Unix sockets commands may connect to, shown at their own path (the model proxy's); each must exist. */
   sockets?: string[];
+  /** A bubblewrap for each command (`sandbox.per_command`), instead of one per run with a supervisor inside. */
+  perCommand?: boolean;
 }
 
 /**
@@ -130,13 +148,33 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   const setupNetwork = options.setupNetwork ?? true;
   const setupLayout = sandboxLayout({ ...layoutOptions, network: setupNetwork, writable: options.setupWritable ?? [] });
   let secrets: WorktreeSecrets = NOTHING_MASKED;
+  const agentLayout = (): BwrapLayout => {
+    // Only those still there: over a deleted one, bubblewrap would make an empty file in the worktree.
+    const masks = secrets.masked.map((rel) => path.join(layout.worktree, rel)).filter(present);
+    return masks.length === 0 ? layout : { ...layout, hiddenFiles: [...layout.hiddenFiles, ...masks] };
+  };
+  // The supervisor is perl, the first on the commands' PATH that the sandbox shows.
+  const perl = options.perCommand || !probe.asPid1 ? undefined : visiblePerl(searchPath, layout);
+  const setupView = perl === undefined ? undefined : new SupervisedView(perl, 'setup');
+  const agentView = perl === undefined ? undefined : new SupervisedView(perl, 'commands');
   return {
     kind: 'bwrap',
     network: options.network,
-    setup: { network: setupNetwork, containsProcesses: true, wrap: (argv, cwd) => bwrapArgv(setupLayout, argv, cwd) },
+    setup: {
+      network: setupNetwork,
+      containsProcesses: true,
+      wrap: (argv, cwd) => bwrapArgv(setupLayout, argv, cwd),
+      ...(setupView ? { supervisor: () => setupView.supervisor(setupLayout) } : {}),
+    },
     containsProcesses: true,
+    supervised: perl !== undefined,
+    ...(options.perCommand || perl !== undefined
+      ? {}
+      : { warning: `sandbox: a bubblewrap for each command (${probe.asPid1 ? 'no perl on PATH that the sandbox shows, for its supervisor' : `${probe.bwrap} has no --as-pid-1, which its supervisor needs`}), so each command costs a sandbox start` }),
     maskSecrets() {
       secrets = findWorktreeSecrets(layout.worktree, expose);
+      // Setup is over: its sandbox (network, writable package cache) goes.
+      void setupView?.close();
       return secrets;
     },
     get masked() {
@@ -145,12 +183,66 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     get exposed() {
       return secrets.exposed;
     },
-    wrap: (argv, cwd) => {
-      // Only those still there: over a deleted one, bubblewrap would make an empty file in the worktree.
-      const masks = secrets.masked.map((rel) => path.join(layout.worktree, rel)).filter(present);
-      return bwrapArgv(masks.length === 0 ? layout : { ...layout, hiddenFiles: [...layout.hiddenFiles, ...masks] }, argv, cwd);
+    wrap: (argv, cwd) => bwrapArgv(agentLayout(), argv, cwd),
+    ...(agentView ? { supervisor: () => agentView.supervisor(agentLayout()) } : {}),
+    close: async () => {
+      await Promise.all([setupView?.close(), agentView?.close()]);
     },
   };
+}
+
+/**
+ * The supervised sandbox of one kind of command (setup's, or the agent's and the checks'),
+ * started at its first command. Each command gets exactly the view a bubblewrap of its own
+ * would give it: when that view changes (a masked secret file deleted), the next command
+ * gets a new sandbox with it. One that failed stays: every later command fails too.
+ */
+class SupervisedView {
+  private current: { key: string; supervisor: Supervisor } | undefined;
+  private readonly closing: Promise<void>[] = [];
+
+  constructor(
+    private readonly perl: string,
+    private readonly what: string,
+  ) {}
+
+  supervisor(layout: BwrapLayout): Supervisor {
+    const argv = bwrapArgv(layout, supervisorArgv(this.perl), layout.worktree, { asPid1: true });
+    const key = argv.join('\0');
+    if (this.current !== undefined && (this.current.key === key || this.current.supervisor.broken)) return this.current.supervisor;
+    if (this.current !== undefined) this.closing.push(this.current.supervisor.close());
+    this.current = { key, supervisor: new Supervisor(argv, this.what) };
+    return this.current.supervisor;
+  }
+
+  async close(): Promise<void> {
+    const current = this.current;
+    this.current = undefined;
+    if (current !== undefined) this.closing.push(current.supervisor.close());
+    await Promise.all(this.closing);
+  }
+}
+
+/** The first perl on `searchPath` that commands inside `layout` can see (not in its private /tmp, nor under a cover or a hidden folder). */
+function visiblePerl(searchPath: string, layout: BwrapLayout): string | undefined {
+  for (const dir of searchPath.split(path.delimiter)) {
+    const perl = dir === '' ? undefined : findExecutable('perl', dir);
+    if (perl === undefined) continue;
+    let real: string;
+    try {
+      real = realpathSync(perl);
+    } catch {
+      continue;
+    }
+    const shown = (file: string): boolean =>
+      !within(file, '/tmp') &&
+      !within(file, layout.tmpDir) &&
+      !layout.hiddenDirs.some((hidden) => within(file, hidden)) &&
+      !layout.hiddenFiles.includes(file) &&
+      (!layout.covers.some((cover) => within(file, cover.target)) || layout.readViews.some((view) => within(file, view.target)));
+    if (shown(perl) && shown(real)) return perl;
+  }
+  return undefined;
 }
 
 function present(file: string): boolean {

@@ -1,0 +1,364 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { InternalError } from '../errors.js';
+import { PRCTL_SYSCALL } from './subreaper.js';
+import { arch } from 'node:process';
+
+// One sandbox for many commands: bubblewrap is started once (per view of the file
+// system) with this small perl program inside as the PID namespace's init (bwrap
+// --as-pid-1), and each command is a frame on its stdin. Perl because it starts in a few
+// milliseconds with a few MB, is on nearly every machine (the no-sandbox subreaper uses
+// it already), and can fork, setsid, dup2 and exec without a compiler; node would cost
+// 40 ms and 40 MB a run and cannot setsid a child it forks.
+//
+// Why init: inside the namespace no command can signal it (the kernel drops every signal
+// it has no handler for, SIGKILL included), every orphan comes to it, and kill(-1) from it
+// reaches every other process in the namespace at once, as the kernel's own teardown of
+// a namespace does. So once a command's first process has ended, kill(-1) ends everything
+// it started (grandchildren, `setsid` daemons, double forks) before its exit is reported:
+// the per-command guarantee of a bubblewrap per command. Commands therefore run one at a
+// time; the client queues them. Each command runs under a process of its own forked from
+// the supervisor (its session leader, dumpable again): that is what the command sees as
+// its parent, so it can read or trace nothing of the supervisor, which holds the other
+// commands' specs and the pipe to corral. When its stdin closes (corral ended it, or died), it kills
+// everything and exits, and the namespace goes with it; `--die-with-parent` covers the rest.
+//
+// Frames, both ways: a type byte, a 32-bit id and a 32-bit length (big-endian), then the
+// body. To it: `C` a command (fields, each a 32-bit length then bytes: cwd, argc, the argv,
+// then NAME=value entries), `K` kill the command. From it: `O`/`E` a chunk of the
+// command's stdout/stderr, `X` its end (`exit N`, `signal N` or `killed`).
+const SUPERVISOR_SCRIPT = String.raw`
+my ($prctl, $setsid) = @ARGV;
+# Not dumpable: no command can read its memory or environ (/proc/1/mem, /proc/1/environ).
+syscall($prctl, 4, 0, 0, 0, 0) if $prctl;
+if (!$setsid) { require POSIX }
+binmode STDIN; binmode STDOUT;
+pipe(my $wake_r, my $wake_w) or die "pipe: $!";
+{ my $old = select $wake_w; $| = 1; select $old; }
+# One byte at most in the wake pipe, however many children end, so the handler never blocks.
+my $woken = 0;
+$SIG{CHLD} = sub { syswrite $wake_w, 'x' unless $woken++ };
+$SIG{PIPE} = 'IGNORE';
+my ($active, $in) = (undef, '');
+sub frame {
+  my $buf = pack('aNN', $_[0], $_[1], length $_[2]) . $_[2];
+  while (length $buf) {
+    my $n = syswrite STDOUT, $buf;
+    if (!defined $n) { next if $!{EINTR}; kill 'KILL', -1; exit 0 }
+    substr($buf, 0, $n) = '';
+  }
+}
+sub end_all { kill 'KILL', -1; 1 while waitpid(-1, 0) > 0 }
+sub reap {
+  while ((my $pid = waitpid(-1, 1)) > 0) {
+    if ($active && !defined $active->{status} && $pid == $active->{pid}) { $active->{status} = $?; end_all() }
+  }
+}
+sub start {
+  my ($id, $body) = @_;
+  if ($active) { frame('X', $id, 'busy'); return }
+  my ($cwd, $argc, @rest) = unpack '(N/a)*', $body;
+  my @argv = splice @rest, 0, $argc;
+  pipe(my $out_r, my $out_w) or do { frame('X', $id, "error pipe: $!"); return };
+  pipe(my $err_r, my $err_w) or do { frame('X', $id, "error pipe: $!"); return };
+  my $pid = fork;
+  if (!defined $pid) { frame('X', $id, "error fork: $!"); return }
+  if ($pid == 0) {
+    # The command's own parent, its session leader: what the command may see and touch of
+    # its sandbox (as bwrap's init of a sandbox of its own) holds only its own pipes.
+    $SIG{$_} = 'DEFAULT' for keys %SIG;
+    close $_ for $wake_r, $wake_w, $out_r, $err_r;
+    if ($setsid) { syscall($setsid) } else { POSIX::setsid() }
+    open STDIN, '<', '/dev/null';
+    open STDOUT, '>&', $out_w;
+    open STDERR, '>&', $err_w;
+    close $_ for $out_w, $err_w;
+    syscall($prctl, 4, 1, 0, 0, 0) if $prctl;
+    %ENV = map { split /=/, $_, 2 } @rest;
+    chdir $cwd or do { print STDERR "failed to start: $cwd: $!\n"; exit 127 };
+    my $command = fork;
+    if (!defined $command) { print STDERR "failed to start: fork: $!\n"; exit 127 }
+    if ($command == 0) {
+      exec { $argv[0] } @argv;
+      print STDERR "failed to start: $argv[0]: $!\n";
+      exit 127;
+    }
+    waitpid($command, 0);
+    my $status = $?;
+    exit($status >> 8) unless $status & 127;
+    # Dies of the same signal, without a core dump.
+    syscall($prctl, 4, 0, 0, 0, 0) if $prctl;
+    kill $status & 127, $$;
+    exit 128 + ($status & 127);
+  }
+  close $out_w; close $err_w;
+  $active = { id => $id, pid => $pid, out => $out_r, err => $err_r };
+}
+sub finish {
+  my $status = $active->{status};
+  my $how = $active->{killed} ? 'killed' : ($status & 127) ? 'signal ' . ($status & 127) : 'exit ' . ($status >> 8);
+  my $id = $active->{id};
+  $active = undef;
+  frame('X', $id, $how);
+}
+frame('R', 0, '');
+while (1) {
+  my $rin = '';
+  vec($rin, fileno(STDIN), 1) = 1;
+  vec($rin, fileno($wake_r), 1) = 1;
+  if ($active) { for my $fh (grep { defined } @{$active}{qw(out err)}) { vec($rin, fileno($fh), 1) = 1 } }
+  my $n = select(my $rout = $rin, undef, undef, undef);
+  if ($n < 0) { reap(); next }
+  if (vec($rout, fileno($wake_r), 1)) { sysread $wake_r, my $junk, 4096; $woken = 0 }
+  reap();
+  if ($active) {
+    for my $stream ('out', 'err') {
+      my $fh = $active->{$stream};
+      next unless defined $fh && vec($rout, fileno($fh), 1);
+      my $got = sysread $fh, my $chunk, 65536;
+      next if !defined $got && ($!{EINTR} || $!{EAGAIN});
+      if ($got) { frame($stream eq 'out' ? 'O' : 'E', $active->{id}, $chunk) } else { close $fh; $active->{$stream} = undef }
+    }
+  }
+  if (vec($rout, fileno(STDIN), 1)) {
+    my $got = sysread STDIN, my $chunk, 65536;
+    if (!defined $got) { next if $!{EINTR}; $got = 0 }
+    if (!$got) { end_all(); exit 0 }
+    $in .= $chunk;
+    while (length $in >= 9) {
+      my ($type, $id, $len) = unpack 'aNN', $in;
+      last if length $in < 9 + $len;
+      my $body = substr $in, 9, $len;
+      substr($in, 0, 9 + $len) = '';
+      if ($type eq 'C') { start($id, $body) }
+      elsif ($type eq 'K') { if ($active && $active->{id} == $id) { $active->{killed} = 1; kill 'KILL', -1 } }
+    }
+  }
+  finish() if $active && defined $active->{status} && !defined $active->{out} && !defined $active->{err};
+}
+`;
+
+/** setsid's system call number, so the supervisor needs no module; elsewhere it loads POSIX. */
+const SETSID_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = { x64: 112, arm64: 157, riscv64: 157, loong64: 157, arm: 66, ia32: 66, ppc64: 149, s390x: 66 };
+
+/** The supervisor's own argv, to run as the init of a bubblewrap sandbox (`--as-pid-1`). */
+export function supervisorArgv(perl: string): string[] {
+  return [perl, '-e', SUPERVISOR_SCRIPT, '--', String(PRCTL_SYSCALL[arch] ?? 0), String(SETSID_SYSCALL[arch] ?? 0)];
+}
+
+/** What the supervisor runs: the argv in `cwd` with exactly `env`, stdin at EOF. */
+export interface SupervisedCommand {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/**
+ * How a command ended, everything it started ended too: its exit code, the signal that
+ * killed it, killed as told (`kill()`), or it could not be started (no process, no pipe).
+ */
+export type SupervisedEnd = { kind: 'exit'; code: number } | { kind: 'signal'; signal: number } | { kind: 'killed' } | { kind: 'error'; message: string };
+
+export interface SupervisedRun {
+  /** Settles once the command and all it started are gone; rejects with an InternalError when the supervisor fails. */
+  done: Promise<SupervisedEnd>;
+  /** Kills the command and everything it started (the timeout, the interrupt). */
+  kill(): void;
+}
+
+/** How long the supervisor has to report a killed command's end before it is taken for broken. */
+const KILL_GRACE_MS = 10_000;
+/** How long `close` waits for the supervisor to end everything and exit before killing bubblewrap. */
+const CLOSE_GRACE_MS = 5_000;
+const HEADER_BYTES = 9;
+const STDERR_KEPT = 2_000;
+
+/** Whether a command can be told to the supervisor: exec takes no NUL in an argument or variable. */
+export function fitsSupervisor(command: SupervisedCommand): boolean {
+  const fields = [command.cwd, ...command.argv, ...Object.keys(command.env), ...Object.values(command.env)];
+  return !fields.some((field) => field.includes('\0')) && !Object.keys(command.env).some((name) => name.includes('=') || name === '');
+}
+
+interface Pending {
+  onData(stream: 'stdout' | 'stderr', chunk: Buffer): void;
+  resolve(end: SupervisedEnd): void;
+  reject(error: Error): void;
+}
+
+/**
+ * The client end of one supervisor: started at once (the caller starts it at its first
+ * command), it runs one command at a time and queues the rest. It holds corral's event
+ * loop only while a command runs. If it dies, every command waiting on it fails with an
+ * InternalError naming what bubblewrap said, and so does every later one.
+ */
+export class Supervisor {
+  private readonly child: ChildProcess;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private queue: Promise<unknown> = Promise.resolve();
+  private failure: InternalError | undefined;
+  private stderrTail = '';
+  private buffer: Buffer = Buffer.alloc(0);
+  private closing = false;
+  private readonly closed: Promise<void>;
+
+  /** `argv`: bubblewrap's, ending with supervisorArgv(). `what` names the sandbox in errors (`setup`, `commands`). */
+  constructor(argv: string[], private readonly what: string) {
+    const [file, ...args] = argv;
+    // Its own process group: a Ctrl-C in the terminal reaches corral, which decides.
+    this.child = spawn(file!, args, { cwd: '/', env: {}, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    this.child.stdin!.on('error', () => undefined);
+    this.child.stdout!.on('data', (chunk: Buffer) => this.read(chunk));
+    this.child.stderr!.on('data', (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_KEPT);
+    });
+    let startError: string | undefined;
+    this.child.once('error', (error) => {
+      startError = error.message;
+    });
+    this.closed = new Promise((resolve) => {
+      this.child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+        if (!this.closing || this.pending.size > 0) {
+          const how = startError ?? (signal ? `killed by ${signal}` : `exit ${code}`);
+          const said = this.stderrTail.trim().split('\n').filter((line) => line.trim() !== '').pop();
+          this.fail(`the sandbox of the run's ${this.what} (bubblewrap with its supervisor) ended unexpectedly (${how}${said ? `: ${said}` : ''})`);
+        }
+        resolve();
+      });
+    });
+    this.setHeld(false);
+  }
+
+  /** Runs `command` once those before it have ended; its output goes to `onData` as it comes. */
+  run(command: SupervisedCommand, onData: Pending['onData']): SupervisedRun {
+    const id = this.nextId++;
+    let killed = false;
+    let started = false;
+    let graceTimer: NodeJS.Timeout | undefined;
+    const done = this.queue.then(
+      () =>
+        new Promise<SupervisedEnd>((resolve, reject) => {
+          if (this.failure) return reject(this.failure);
+          if (killed) return resolve({ kind: 'killed' });
+          this.pending.set(id, { onData, resolve, reject });
+          started = true;
+          this.setHeld(true);
+          this.send('C', id, encodeCommand(command));
+        }),
+    );
+    const settled = done.finally(() => clearTimeout(graceTimer));
+    this.queue = settled.catch(() => undefined);
+    return {
+      done: settled,
+      kill: () => {
+        if (killed) return;
+        killed = true;
+        if (!started || !this.pending.has(id)) return;
+        this.send('K', id, Buffer.alloc(0));
+        graceTimer = setTimeout(() => {
+          if (!this.pending.has(id)) return;
+          this.fail(`the sandbox of the run's ${this.what} did not end a command within ${KILL_GRACE_MS / 1000}s of being told to`);
+          this.killSandbox();
+        }, KILL_GRACE_MS);
+      },
+    };
+  }
+
+  /** Ends the sandbox: the supervisor kills whatever is left and exits. Never throws. */
+  async close(): Promise<void> {
+    this.closing = true;
+    this.child.stdin!.end();
+    const timer = setTimeout(() => this.killSandbox(), CLOSE_GRACE_MS);
+    try {
+      await this.closed;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** bubblewrap's pid (outside the sandbox), while it runs. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Whether it has failed (then every command fails). */
+  get broken(): boolean {
+    return this.failure !== undefined;
+  }
+
+  private killSandbox(): void {
+    try {
+      // bwrap leads its group; everything inside dies with it (--die-with-parent).
+      if (this.child.pid !== undefined) process.kill(-this.child.pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+
+  private fail(message: string): void {
+    this.failure ??= new InternalError(message);
+    for (const [id, pending] of this.pending) {
+      this.pending.delete(id);
+      pending.reject(this.failure);
+    }
+    this.setHeld(false);
+  }
+
+  private send(type: string, id: number, body: Buffer): void {
+    const header = Buffer.alloc(HEADER_BYTES);
+    header.write(type, 0, 'latin1');
+    header.writeUInt32BE(id, 1);
+    header.writeUInt32BE(body.length, 5);
+    this.child.stdin!.write(Buffer.concat([header, body]));
+  }
+
+  private read(chunk: Buffer): void {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    while (this.buffer.length >= HEADER_BYTES) {
+      const length = this.buffer.readUInt32BE(5);
+      if (this.buffer.length < HEADER_BYTES + length) break;
+      const type = String.fromCharCode(this.buffer[0]!);
+      const id = this.buffer.readUInt32BE(1);
+      const body = this.buffer.subarray(HEADER_BYTES, HEADER_BYTES + length);
+      this.buffer = this.buffer.subarray(HEADER_BYTES + length);
+      this.frame(type, id, body);
+    }
+  }
+
+  private frame(type: string, id: number, body: Buffer): void {
+    const pending = this.pending.get(id);
+    if (type === 'R' || pending === undefined) return;
+    if (type === 'O' || type === 'E') return pending.onData(type === 'O' ? 'stdout' : 'stderr', Buffer.from(body));
+    if (type !== 'X') return;
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.setHeld(false);
+    const text = body.toString('utf8');
+    const [word, rest = ''] = text.split(/ (.*)/s);
+    if (word === 'exit') pending.resolve({ kind: 'exit', code: Number(rest) });
+    else if (word === 'signal') pending.resolve({ kind: 'signal', signal: Number(rest) });
+    else if (word === 'killed') pending.resolve({ kind: 'killed' });
+    else if (word === 'error') pending.resolve({ kind: 'error', message: rest });
+    else pending.reject(new InternalError(`the sandbox of the run's ${this.what} answered \`${text}\` to a command`));
+  }
+
+  /** Whether the supervisor and its pipes keep corral's event loop alive (only while a command runs). */
+  private setHeld(held: boolean): void {
+    for (const handle of [this.child, this.child.stdin, this.child.stdout, this.child.stderr]) {
+      const ref = handle as unknown as { ref?: () => void; unref?: () => void } | null;
+      if (held) ref?.ref?.();
+      else ref?.unref?.();
+    }
+  }
+}
+
+/** cwd, argc, the argv, then NAME=value entries: each a 32-bit length, then its bytes. */
+function encodeCommand(command: SupervisedCommand): Buffer {
+  const fields = [command.cwd, String(command.argv.length), ...command.argv, ...Object.entries(command.env).map(([name, value]) => `${name}=${value}`)];
+  return Buffer.concat(
+    fields.flatMap((field) => {
+      const bytes = Buffer.from(field, 'utf8');
+      const length = Buffer.alloc(4);
+      length.writeUInt32BE(bytes.length, 0);
+      return [length, bytes];
+    }),
+  );
+}
