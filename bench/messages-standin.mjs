@@ -69,7 +69,7 @@ function stream(res, turn, call) {
   const usage = { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 1000 + turn * 40, service_tier: 'standard' };
   send('message_start', {
     type: 'message_start',
-    message: { id: `msg_bench_${turn}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', content: [], stop_reason: null, stop_sequence: null, usage },
+    message: { id: `msg_bench_${turn}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-6', content: [], stop_reason: null, stop_sequence: null, usage },
   });
   if (call) {
     const input = JSON.stringify({ command: call.command, description: 'bench step' });

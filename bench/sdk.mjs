@@ -16,7 +16,9 @@ import { CORRAL, ROOT, corralEnv, inTurn, makeRepo, measure, round, summarise, t
 
 const BASELINE = path.join(ROOT, 'bench/spawn-baseline.mjs');
 const STANDIN = path.join(ROOT, 'bench/messages-standin.mjs');
-export const MODEL = 'claude-sonnet-4-5';
+// A current model: the SDK prints a deprecation warning on every request for an old one (claude-sonnet-4-5),
+// a cost of that model, not of corral.
+export const MODEL = 'claude-sonnet-4-6';
 
 /** The SDK path's targets (issue 26), each a ratio or a limit checked on this section's figures. */
 export const SDK_TARGETS = {

@@ -23,6 +23,7 @@ import type {
   TextBlockParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages.js';
+import { ConversationWire, createHttpFetch } from './anthropic-transport.js';
 import { ModelApiError, type Model, type ModelRequest, type ModelTurn, type ToolSpec } from './model.js';
 import { type TurnBlock } from '../trace/records.js';
 
@@ -45,7 +46,9 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
   // yet each still walks the whole conversation once more per request (its headers): off
   // unless a provider is registered (e.g. by instrumentation loaded with --require).
   const openTelemetry = openTelemetryRegistered() ? {} : { openTelemetry: false as const };
-  const client = new Anthropic({ maxRetries: options.maxRetries, timeout: options.timeoutMs, logger, ...openTelemetry });
+  // The conversation goes to the socket a message at a time, each serialised once (anthropic-transport.ts).
+  const wire = new ConversationWire();
+  const client = new Anthropic({ maxRetries: options.maxRetries, timeout: options.timeoutMs, logger, fetch: createHttpFetch(wire), ...openTelemetry });
   const context: ErrorContext = { model: options.model, maxRetries: client.maxRetries };
 
   return {
@@ -53,8 +56,10 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
     async complete(request: ModelRequest): Promise<ModelTurn> {
       let message: Message;
       let stall: StallWatch | undefined;
+      const params = buildParams(options.model, request);
+      const conversation = wire.mark(params.messages);
       try {
-        const stream = client.messages.stream(buildParams(options.model, request), { signal: request.signal });
+        const stream = client.messages.stream({ ...params, messages: conversation.messages }, { signal: request.signal });
         stall = watchForStall(stream, client.timeout);
         message = await stream.finalMessage();
       } catch (error) {
@@ -62,6 +67,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
         throw toModelError(error, request.signal, context);
       } finally {
         stall?.stop();
+        conversation.release();
       }
       return toTurn(message);
     },

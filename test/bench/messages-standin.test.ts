@@ -38,7 +38,7 @@ describe('the bench stand-in for the Messages API', () => {
   it('streams N Bash calls and then a closing turn, which the real SDK assembles', async () => {
     const client = new Anthropic({ apiKey: 'sk-ant-test-not-a-key', baseURL: `${url}/run/t1/2/megabyte`, maxRetries: 0 });
     const ask = () =>
-      client.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'go' }] }).finalMessage();
+      client.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 100, messages: [{ role: 'user', content: 'go' }] }).finalMessage();
     const startedAt = performance.timeOrigin + performance.now();
     for (let step = 0; step < 2; step++) {
       const message = await ask();
@@ -61,6 +61,6 @@ describe('the bench stand-in for the Messages API', () => {
 
   it('answers an unknown route with the API error shape, which the SDK reports', async () => {
     const client = new Anthropic({ apiKey: 'sk-ant-test-not-a-key', baseURL: `${url}/nowhere`, maxRetries: 0 });
-    await expect(client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'go' }] })).rejects.toThrow(/404/);
+    await expect(client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 10, messages: [{ role: 'user', content: 'go' }] })).rejects.toThrow(/404/);
   });
 });
