@@ -36,7 +36,8 @@ export function measure(argv, { cwd = ROOT, env = process.env, check = true } = 
     rssKb = Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1));
     rmSync(rssFile, { force: true });
   }
-  return { ms, rssMb: rssKb === null ? null : rssKb / 1024, startedAt, status: result.status, stdout: result.stdout, stderr: result.stderr };
+  // startAt: the spawn on the clock a server in another process can stamp too (epoch ms, sub-millisecond).
+  return { ms, rssMb: rssKb === null ? null : rssKb / 1024, startedAt, startAt: performance.timeOrigin + started, status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 /** Median and spread of a list of numbers. */

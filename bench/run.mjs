@@ -1,7 +1,7 @@
 // `npm run bench`: corral's speed figures, printed as a table and kept in bench/results.json.
 // Not part of `npm test`: timings belong here, never in tests that must not flake.
 //
-//   node bench/run.mjs [--quick] [--only=cold,steps,worktree,guard,sandbox,batch,tricks]
+//   node bench/run.mjs [--quick] [--only=cold,steps,sdk,worktree,guard,sandbox,batch,tricks]
 //
 // Each section runs whole processes (bin/corral.cjs on the built dist/) beside a baseline
 // measured in the same rounds, and reports medians with their spread. docs/performance.md
@@ -11,9 +11,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { canMeasureMemory } from './lib.mjs';
+import { SDK_TARGETS } from './sdk.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results.json');
-const SECTIONS = ['cold', 'steps', 'worktree', 'guard', 'sandbox', 'batch', 'tricks'];
+const SECTIONS = ['cold', 'steps', 'sdk', 'worktree', 'guard', 'sandbox', 'batch', 'tricks'];
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -31,6 +32,7 @@ const TARGETS = {
   peakRssMb: { max: 100, what: 'peak memory, 200 steps of `true`' },
   megabytePeakRssMb: { max: 100, what: 'peak memory, 200 steps of 1 MB output' },
   worktreeRatio: { max: 1.3, what: 'no-op ticket / git worktree add + remove (20,000 files)' },
+  ...SDK_TARGETS,
 };
 
 let results = {};
@@ -85,6 +87,30 @@ if (steps) {
   rows.push(
     ['overhead slope, 50 → 1,000 steps', `${steps.slope.overheadMsPerStep.toFixed(2)} ms`, `per extra step; fixed part ${steps.slope.fixedOverheadMs} ms`],
     ['memory slope, 50 → 1,000 steps', `${steps.slope.peakRssKbPerStep} KB`, `per extra step${steps.slope.megabytePeakRssKbPerStep === undefined ? '' : `; with 1 MB output ${steps.slope.megabytePeakRssKbPerStep} KB`}`],
+  );
+}
+
+// The path users run: the Anthropic SDK streaming from a local stand-in (bench/sdk.mjs).
+const sdk = await section('sdk', 'SDK path', async () => (await import('./sdk.mjs')).benchSdk({ quick }));
+if (sdk) {
+  results.sdk = stamp(sdk);
+  for (const sandbox of ['none', 'bwrap']) {
+    for (const s of Object.values(sdk.perStep[sandbox])) {
+      const label = `SDK, ${sandbox === 'none' ? 'no sandbox' : 'bubblewrap'}, ${s.steps} × Bash true`;
+      rows.push(
+        [`${label}: corral run`, ms(s.runMs), spread(s.runMs)],
+        [`${label}: bash -c true baseline`, ms(s.baselineMs), spread(s.baselineMs)],
+        [`${label}: overhead per step`, `${s.overheadPerStepMs.toFixed(2)} ms`, `per round ${s.pairedOverheadPerStepMs.median.toFixed(2)} (${s.pairedOverheadPerStepMs.min.toFixed(2)}–${s.pairedOverheadPerStepMs.max.toFixed(2)}); reply-to-request gap ${s.gapMs.median.toFixed(1)} ms, last tenth ${s.lastTenthGapMs.median.toFixed(1)} ms`],
+        [`${label}: peak memory`, mb(s.peakRssMb?.median), `baseline ${mb(s.baselinePeakRssMb?.median)}; last request ${s.lastRequestKb} KiB`],
+        ...(s.bareBwrapMs ? [[`${label}: bare bwrap … true`, ms(s.bareBwrapMs), `${s.bareBwrapPerSpawnMs.toFixed(2)} ms a spawn over bash -c true`]] : []),
+      );
+    }
+  }
+  const { megabyte: m, firstRequest: f } = sdk;
+  rows.push(
+    [`SDK, ${m.steps} × 1 MiB output: peak memory`, mb(m.peakRssMb?.median), `run ${ms(m.runMs)}; last request ${m.lastRequestKb} KiB`],
+    ['SDK: node -e 0 (baseline)', ms(f.nodeMs), spread(f.nodeMs)],
+    ['SDK: start to first request', ms(f.firstRequestMs), `${sdk.figures.sdkFirstRequestRatio}× node; ${spread(f.firstRequestMs)}`],
   );
 }
 
@@ -163,6 +189,7 @@ const figures = {
   peakRssMb: results.steps?.peakRssMb,
   megabytePeakRssMb: results.steps?.megabytePeakRssMb,
   worktreeRatio: results.worktree?.ratio,
+  ...results.sdk?.figures,
 };
 results.targets = Object.fromEntries(
   Object.entries(TARGETS).map(([key, target]) => {

@@ -23,6 +23,7 @@ import type {
   TextBlockParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages.js';
+import { ConversationWire, createHttpFetch } from './anthropic-transport.js';
 import { ModelApiError, type Model, type ModelRequest, type ModelTurn, type ToolSpec } from './model.js';
 import { type TurnBlock } from '../trace/records.js';
 
@@ -41,7 +42,13 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
   // The SDK's log lines go to stderr: stdout carries only the summary or the JSON report.
   const toStderr = (...args: unknown[]) => console.error(...args);
   const logger = { error: toStderr, warn: toStderr, info: toStderr, debug: toStderr };
-  const client = new Anthropic({ maxRetries: options.maxRetries, timeout: options.timeoutMs, logger });
+  // Without an OpenTelemetry tracer provider in the process the SDK's spans record nothing,
+  // yet each still walks the whole conversation once more per request (its headers): off
+  // unless a provider is registered (e.g. by instrumentation loaded with --require).
+  const openTelemetry = openTelemetryRegistered() ? {} : { openTelemetry: false as const };
+  // The conversation goes to the socket a message at a time, each serialised once (anthropic-transport.ts).
+  const wire = new ConversationWire();
+  const client = new Anthropic({ maxRetries: options.maxRetries, timeout: options.timeoutMs, logger, fetch: createHttpFetch(wire), ...openTelemetry });
   const context: ErrorContext = { model: options.model, maxRetries: client.maxRetries };
 
   return {
@@ -49,8 +56,10 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
     async complete(request: ModelRequest): Promise<ModelTurn> {
       let message: Message;
       let stall: StallWatch | undefined;
+      const params = buildParams(options.model, request);
+      const conversation = wire.mark(params.messages);
       try {
-        const stream = client.messages.stream(buildParams(options.model, request), { signal: request.signal });
+        const stream = client.messages.stream({ ...params, messages: conversation.messages }, { signal: request.signal });
         stall = watchForStall(stream, client.timeout);
         message = await stream.finalMessage();
       } catch (error) {
@@ -58,10 +67,17 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
         throw toModelError(error, request.signal, context);
       } finally {
         stall?.stop();
+        conversation.release();
       }
       return toTurn(message);
     },
   };
+}
+
+/** Whether OpenTelemetry's API (major version 1) has a global tracer provider registered in this process. */
+function openTelemetryRegistered(): boolean {
+  const registry = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[Symbol.for('opentelemetry.js.api.1')];
+  return registry?.trace !== undefined;
 }
 
 /**
@@ -136,12 +152,28 @@ function toolsWithBreakpoint(tools: ToolSpec[]): Tool[] {
   }));
 }
 
+/**
+ * Each message without the markers the caller left in, by message: a conversation is sent
+ * again every turn and its messages are not changed once in it (a message is replaced, not
+ * edited, as agent/json-size.ts also assumes), so each is looked at once, not once a turn.
+ * A message whose content array was swapped is looked at again.
+ */
+const unmarkedMessages = new WeakMap<MessageParam, { content: MessageParam['content']; message: MessageParam }>();
+
+function unmarkedMessage(message: MessageParam): MessageParam {
+  if (typeof message.content === 'string') return message;
+  const known = unmarkedMessages.get(message);
+  if (known !== undefined && known.content === message.content) return known.message;
+  const content = message.content.map(unmarked);
+  const result = content.some((block, i) => block !== message.content[i]) ? ({ ...message, content } as MessageParam) : message;
+  unmarkedMessages.set(message, { content: message.content, message: result });
+  return result;
+}
+
 /** A copy of the messages with one breakpoint, on the last user message's last block. The caller's array is untouched. */
 function messagesWithBreakpoint(messages: MessageParam[]): MessageParam[] {
   // Markers the caller left in would count against the limit of four: ours are the only ones.
-  const copy = messages.map((message) =>
-    typeof message.content === 'string' ? message : { ...message, content: message.content.map(unmarked) },
-  ) as MessageParam[];
+  const copy = messages.map(unmarkedMessage);
 
   const lastUser = findLastIndex(copy, (message) => message.role === 'user');
   const target = copy[lastUser];

@@ -57,18 +57,37 @@ function depthOf(dir: string): number {
   return dir === '' ? 0 : dir.split('/').length;
 }
 
-interface TreeEntry {
+export interface TreeEntry {
   mode: string;
   type: string;
   oid: string;
 }
 
+const INSTRUCTION_NAMES: ReadonlySet<string> = new Set([...AGENTS_NAMES, 'CLAUDE.md']);
+
+/** Whether a file of this repository-relative path could be an instruction file: what a listing of a whole tree keeps for {@link loadInstructions}. */
+export function isInstructionFileName(file: string): boolean {
+  return INSTRUCTION_NAMES.has(file.slice(file.lastIndexOf('/') + 1));
+}
+
+export interface LoadInstructionsOptions {
+  /** The bound on the instructions together. */
+  maxBytes?: number;
+  /**
+   * Every entry of `commit` whose path passes {@link isInstructionFileName}, from a listing
+   * of the whole tree already made (the disk-space preflight's): the files are then found
+   * without starting git, which costs the first model request a process.
+   */
+  listed?: ReadonlyMap<string, TreeEntry>;
+}
+
 /** The instruction files of `commit` for these allow globs, in the order the model reads them, within the bound. */
-export async function loadInstructions(repo: string, commit: string, allow: readonly string[], maxBytes = INSTRUCTIONS_MAX_BYTES): Promise<Instructions> {
+export async function loadInstructions(repo: string, commit: string, allow: readonly string[], options: LoadInstructionsOptions = {}): Promise<Instructions> {
+  const { maxBytes = INSTRUCTIONS_MAX_BYTES, listed } = options;
   const dirs = instructionDirs(allow);
   const join = (dir: string, name: string): string => (dir === '' ? name : `${dir}/${name}`);
   const candidates = [...dirs.flatMap((dir) => AGENTS_NAMES.map((name) => join(dir, name))), ...CLAUDE_FILES];
-  const entries = await listEntries(repo, commit, candidates);
+  const entries = await listEntries(repo, commit, candidates, listed);
   // A symbolic link (CLAUDE.md → AGENTS.md is common) is followed once, inside the repository.
   const links = [...entries].filter(([, entry]) => entry.mode === '120000');
   const linkTexts = await readBlobs(repo, links.map(([, entry]) => entry.oid));
@@ -77,7 +96,7 @@ export async function loadInstructions(repo: string, commit: string, allow: read
     const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), linkTexts[index]!.toString('utf8').trim()));
     if (!target.startsWith('../') && target !== '..' && !path.posix.isAbsolute(target)) targets.set(file, target);
   });
-  const targetEntries = await listEntries(repo, commit, [...new Set(targets.values())]);
+  const targetEntries = await listEntries(repo, commit, [...new Set(targets.values())], listed);
   const blobOf = (file: string): string | undefined => {
     const entry = entries.get(file);
     if (entry === undefined) return undefined;
@@ -120,10 +139,16 @@ export async function loadInstructions(repo: string, commit: string, allow: read
 }
 
 /** The entries of these paths in `commit`; a path that is not there is left out. */
-async function listEntries(repo: string, commit: string, paths: string[]): Promise<Map<string, TreeEntry>> {
+async function listEntries(repo: string, commit: string, paths: string[], listed?: ReadonlyMap<string, TreeEntry>): Promise<Map<string, TreeEntry>> {
   const entries = new Map<string, TreeEntry>();
-  if (paths.length === 0) return entries;
-  const { stdout } = await git(repo, ['ls-tree', '-z', commit, '--', ...paths], { env: { GIT_LITERAL_PATHSPECS: '1' } });
+  // The listing holds every path of an instruction file's name; another (a link's target) needs git.
+  const unlisted = listed === undefined ? paths : paths.filter((file) => !isInstructionFileName(file));
+  for (const file of listed === undefined ? [] : paths) {
+    const entry = listed!.get(file);
+    if (entry !== undefined) entries.set(file, entry);
+  }
+  if (unlisted.length === 0) return entries;
+  const { stdout } = await git(repo, ['ls-tree', '-z', commit, '--', ...unlisted], { env: { GIT_LITERAL_PATHSPECS: '1' } });
   for (const record of stdout.split('\0')) {
     const tab = record.indexOf('\t');
     if (tab < 0) continue;

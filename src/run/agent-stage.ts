@@ -5,6 +5,7 @@ import { sandboxConfinement } from '../guard/sandbox/sandbox.js';
 import { toolSpecs } from '../tools/index.js';
 import type { Outcome } from '../trace/outcome.js';
 import { formatCheckFeedback, runChecks, runTicketCommand } from './checks.js';
+import { listedInstructionEntries } from './disk-space.js';
 import type { Run } from './prepare.js';
 import type { RunWorkspace, Workspace } from './workspace-stage.js';
 import { nodeModulesKey, restoreNodeModules, storeNodeModules, type RepoCache } from '../workspace/repo-cache.js';
@@ -97,7 +98,8 @@ async function readInstructions(run: Run): Promise<Instructions | undefined> {
     return undefined;
   }
   try {
-    const instructions = await loadInstructions(run.ticket.repo, run.baseCommit, run.ticket.allow);
+    const listed = listedInstructionEntries(run.ticket.repo, run.baseCommit);
+    const instructions = await loadInstructions(run.ticket.repo, run.baseCommit, run.ticket.allow, listed ? { listed } : {});
     run.emit({ type: 'instructions', files: instructions.files.map(({ path, bytes, cut }) => ({ path, bytes, cut })), omitted: instructions.omitted });
     return instructions;
   } catch (error) {

@@ -1,6 +1,7 @@
 import { realpath, stat, statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { isInstructionFileName, type TreeEntry } from '../agent/instructions.js';
 import { UsageError } from '../errors.js';
 import { git } from '../git/git.js';
 
@@ -91,18 +92,36 @@ async function refuseShortfalls(needs: Need[]): Promise<void> {
   }
 }
 
+/**
+ * The instruction files' entries (agent/instructions.ts) that this preflight's listing of a
+ * commit's whole tree saw, by repository and commit id: the run reads its AGENTS.md and
+ * CLAUDE.md from them instead of listing the tree again on the way to its first request.
+ * Only a full commit id is kept (a branch name could move); entries of a commit never change.
+ */
+const instructionEntries = new Map<string, ReadonlyMap<string, TreeEntry>>();
+
+/** What the preflight's listing of `commit` in `repo` found of instruction files, if it listed that commit. */
+export function listedInstructionEntries(repo: string, commit: string): ReadonlyMap<string, TreeEntry> | undefined {
+  return instructionEntries.get(`${repo}\0${commit}`);
+}
+
 /** The bytes a checkout of `rev` writes: its files and its index; null when git cannot say. */
 async function checkoutBytes(repo: string, rev: string): Promise<number | null> {
   const listed = await git(repo, ['ls-tree', '-r', '-l', '-z', '--full-tree', rev], { allowFailure: true }).catch(() => null);
   if (listed === null || listed.exitCode !== 0) return null;
   let bytes = 0;
+  const instructions = new Map<string, TreeEntry>();
   for (const entry of listed.stdout.split('\0')) {
     if (entry === '') continue;
     // `<mode> <type> <object> <size>\t<path>`; a submodule's size is `-`.
-    const size = Number(/^\S+ \S+ \S+ +(\d+)\t/.exec(entry)?.[1] ?? 0);
+    const fields = /^(\S+) (\S+) (\S+) +(\S+)\t/.exec(entry);
+    const size = Number(/^\d+$/.test(fields?.[4] ?? '') ? fields![4] : 0);
     // Files take whole blocks: a small file costs a block, as the file system counts it.
     bytes += Math.ceil(size / 4096) * 4096 + INDEX_BYTES_PER_FILE;
+    const file = fields ? entry.slice(fields[0].length) : '';
+    if (fields && isInstructionFileName(file)) instructions.set(file, { mode: fields[1]!, type: fields[2]!, oid: fields[3]! });
   }
+  if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(rev)) instructionEntries.set(`${repo}\0${rev}`, instructions);
   return bytes;
 }
 

@@ -203,6 +203,26 @@ describe('createAnthropicModel against a local Messages API', () => {
     });
   });
 
+  it('over many turns, sends one breakpoint, on the newest user block, and re-reads a message whose content was swapped', async () => {
+    const server = await serve([1, 2, 3].map((n) => ({ content: [{ type: 'text' as const, text: `reply ${n}` }] })));
+    const model = createAnthropicModel({ model: MODEL, maxRetries: 0 });
+    const first: MessageParam = { role: 'user', content: [{ type: 'text', text: 'one' }] };
+    const messages: MessageParam[] = [first];
+    await model.complete(request(messages));
+    messages.push({ role: 'assistant', content: [{ type: 'text', text: 'reply 1' }] }, { role: 'user', content: [{ type: 'text', text: 'two' }] });
+    await model.complete(request(messages));
+    // A message whose content was replaced (as a compaction may do) is sent as it is now, markers left in taken out.
+    first.content = [{ type: 'text', text: 'one, shortened', cache_control: { type: 'ephemeral' } }];
+    await model.complete(request(messages));
+
+    const bodies = server.requests.map((r) => r.body);
+    expect(bodies.map((body) => breakpoints(body.messages))).toEqual([1, 1, 1]);
+    expect(bodies[1]!.messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'one' }] });
+    expect(bodies[1]!.messages[2]).toEqual({ role: 'user', content: [{ type: 'text', text: 'two', cache_control: EPHEMERAL }] });
+    expect(bodies[2]!.messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'one, shortened' }] });
+    expect(messages[2]).toEqual({ role: 'user', content: [{ type: 'text', text: 'two' }] });
+  });
+
   it('maps null cache counts to 0', async () => {
     await serve([
       {

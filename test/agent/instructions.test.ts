@@ -1,7 +1,7 @@
 import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { instructionDirs, loadInstructions } from '../../src/agent/instructions.js';
+import { instructionDirs, isInstructionFileName, loadInstructions, type TreeEntry } from '../../src/agent/instructions.js';
 import { buildSystemPrompt } from '../../src/agent/system-prompt.js';
 import { gitIn, repoWithFiles } from '../support/repo.js';
 
@@ -49,7 +49,7 @@ describe('loadInstructions: read at the base commit, as Codex and Claude Code re
 
   it('keeps them within the bound: the file that crosses it is cut, later ones are named as left out', async () => {
     const repo = repoWithFiles({ 'AGENTS.md': `${'é'.repeat(30)}\n`, 'src/AGENTS.md': 'nested\n' });
-    const found = await loadInstructions(repo, head(repo), ['src/**'], 21);
+    const found = await loadInstructions(repo, head(repo), ['src/**'], { maxBytes: 21 });
     expect(found.files).toEqual([{ path: 'AGENTS.md', text: 'é'.repeat(10), bytes: 61, cut: true }]);
     expect(found.omitted).toEqual(['src/AGENTS.md']);
     const prompt = buildSystemPrompt({ allow: ['src/**'], forbid: [], checks: [] }, undefined, found);
@@ -62,5 +62,34 @@ describe('loadInstructions: read at the base commit, as Codex and Claude Code re
     const found = await loadInstructions(repo, head(repo), ['**']);
     expect(found).toEqual({ files: [], omitted: [] });
     expect(buildSystemPrompt({ allow: ['**'], forbid: [], checks: [] }, undefined, found)).not.toContain('AGENTS.md');
+  });
+
+  it('found from the preflight listing of the whole tree, as from git: the same files, link targets included', async () => {
+    const repo = repoWithFiles({
+      'AGENTS.md': 'root rules\n',
+      'docs/guide.md': 'guide\n',
+      'src/api/AGENTS.md': 'api rules\n',
+      'src/CLAUDE.md/x.txt': 'a folder named like an instruction file\n',
+    });
+    symlinkSync('docs/guide.md', path.join(repo, 'CLAUDE.md'));
+    gitIn(repo, ['add', 'CLAUDE.md']);
+    gitIn(repo, ['commit', '-qm', 'link']);
+    const commit = head(repo);
+    const listing = gitIn(repo, ['ls-tree', '-r', '-z', '--full-tree', commit]);
+    const listed = new Map<string, TreeEntry>();
+    for (const record of listing.split('\0')) {
+      const [meta, file] = record.split('\t');
+      const [mode, type, oid] = (meta ?? '').split(' ');
+      if (file && mode && type && oid && isInstructionFileName(file)) listed.set(file, { mode, type, oid });
+    }
+    expect([...listed.keys()].sort()).toEqual(['AGENTS.md', 'CLAUDE.md', 'src/api/AGENTS.md']);
+    const fromGit = await loadInstructions(repo, commit, ['src/api/**']);
+    expect(fromGit.files.map((file) => file.path)).toEqual(['AGENTS.md', 'CLAUDE.md', 'src/api/AGENTS.md']);
+    expect(await loadInstructions(repo, commit, ['src/api/**'], { listed })).toEqual(fromGit);
+    // The listing is what is read: an entry it names is used as given.
+    const other = new Map(listed);
+    other.set('AGENTS.md', listed.get('src/api/AGENTS.md')!);
+    const fromListing = await loadInstructions(repo, commit, ['**'], { listed: other });
+    expect(fromListing.files.map((file) => [file.path, file.text])).toEqual([['AGENTS.md', 'api rules\n'], ['CLAUDE.md', 'guide\n']]);
   });
 });

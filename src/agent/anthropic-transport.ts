@@ -1,0 +1,150 @@
+// The SDK's `fetch`, over node:http and node:https, and the conversation sent without
+// building it whole. A Messages API request carries the whole conversation: the SDK made
+// one JSON text of it per request (JSON.stringify of the body), and the built-in fetch
+// encoded that text into bytes and copied the bytes again, three copies of a conversation
+// that only grows, each request, most of them too large for the young generation. Here
+// the SDK gets the messages with a marker as their JSON, each message is serialised once
+// for the run (messages are not changed once in the conversation), and the transport
+// writes the body in pieces: prefix, the messages' JSON, suffix. Anything else (a body
+// that is not text, a proxy set in the environment) goes to the built-in fetch, with the
+// marker expanded.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+
+/** Environment variables that route requests through a proxy: with one set, the built-in fetch (and Node's) decide. */
+const PROXY_VARIABLES = ['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY', 'NODE_USE_ENV_PROXY'];
+/** Pieces are written in batches of about this many characters: few system calls, each batch young garbage. */
+const WRITE_BATCH = 64 * 1024;
+
+interface MessageJson {
+  /** What was serialised: a message whose content was swapped is serialised again. */
+  content: unknown;
+  json: string;
+  bytes: number;
+}
+
+/** A request body in pieces, and its length in bytes. */
+interface Body {
+  parts: string[];
+  bytes: number;
+}
+
+/**
+ * Conversations handed to the SDK by marker, and their JSON, one per model. `mark` gives
+ * the array the SDK is to send; the transport finds its marker in the SDK's body text.
+ */
+export class ConversationWire {
+  readonly #token = `corral-conversation-${randomUUID()}`;
+  readonly #marker = new RegExp(`"${this.#token}-(\\d+)"`);
+  #next = 0;
+  readonly #pending = new Map<string, readonly object[]>();
+  readonly #json = new WeakMap<object, MessageJson>();
+
+  /** `messages` (an array of the caller's own) as the SDK should get them, until `release`. */
+  mark<T extends object>(messages: T[]): { messages: T[]; release(): void } {
+    const id = String(this.#next++);
+    const marker = `${this.#token}-${id}`;
+    // JSON.stringify asks an object (an array too) for its toJSON first: the SDK's text carries the marker.
+    Object.defineProperty(messages, 'toJSON', { value: () => marker, enumerable: false });
+    this.#pending.set(id, messages);
+    return { messages, release: () => this.#pending.delete(id) };
+  }
+
+  /** The body of `text` in pieces, the marked conversation in it expanded; null when it has no marker of ours. */
+  expand(text: string): Body | null {
+    const found = this.#marker.exec(text);
+    const messages = found ? this.#pending.get(found[1]!) : undefined;
+    if (!found || messages === undefined) return null;
+    const prefix = text.slice(0, found.index);
+    const suffix = text.slice(found.index + found[0].length);
+    const parts = [prefix, '['];
+    let bytes = Buffer.byteLength(prefix) + Buffer.byteLength(suffix) + 2 + Math.max(0, messages.length - 1);
+    messages.forEach((message, index) => {
+      const serialised = this.#serialised(message);
+      if (index > 0) parts.push(',');
+      parts.push(serialised.json);
+      bytes += serialised.bytes;
+    });
+    parts.push(']', suffix);
+    return { parts, bytes };
+  }
+
+  #serialised(message: object): MessageJson {
+    const content = (message as { content?: unknown }).content;
+    const known = this.#json.get(message);
+    if (known !== undefined && known.content === content) return known;
+    const json = JSON.stringify(message);
+    const fresh = { content, json, bytes: Buffer.byteLength(json) };
+    this.#json.set(message, fresh);
+    return fresh;
+  }
+}
+
+export function createHttpFetch(wire?: ConversationWire, env: NodeJS.ProcessEnv = process.env): typeof fetch {
+  const proxied = PROXY_VARIABLES.some((name) => env[name] || env[name.toLowerCase()]);
+  return (input, init) => {
+    const text = init?.body;
+    const body = typeof text === 'string' ? (wire?.expand(text) ?? { parts: [text], bytes: Buffer.byteLength(text) }) : undefined;
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : undefined;
+    const protocol = url === undefined ? undefined : new URL(url).protocol;
+    if (proxied || url === undefined || (protocol !== 'http:' && protocol !== 'https:') || (text !== undefined && text !== null && body === undefined)) {
+      return fetch(input, body ? { ...init, body: body.parts.join('') } : init);
+    }
+    return request(new URL(url), init ?? {}, body);
+  };
+}
+
+function request(url: URL, init: RequestInit, body: Body | undefined): Promise<Response> {
+  const headers: Record<string, string> = {};
+  new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+  if (body !== undefined) headers['content-length'] = String(body.bytes);
+  const method = init.method ?? 'GET';
+  return new Promise<Response>((resolve, reject) => {
+    const options = { method, headers, ...(init.signal ? { signal: init.signal } : {}) };
+    const onResponse = (res: http.IncomingMessage): void => {
+      const status = res.statusCode ?? 0;
+      const responseHeaders = new Headers();
+      for (let i = 0; i < res.rawHeaders.length; i += 2) responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+      const empty = method === 'HEAD' || status === 204 || status === 304;
+      if (empty) res.resume();
+      const stream = empty ? null : (Readable.toWeb(decoded(res)) as ReadableStream<Uint8Array>);
+      try {
+        resolve(new Response(stream, { status, statusText: res.statusMessage ?? '', headers: responseHeaders }));
+      } catch (error) {
+        // A status the Response class refuses (outside 200-599): the call fails as a bad response.
+        res.destroy();
+        reject(error);
+      }
+    };
+    const req = url.protocol === 'https:' ? https.request(url, options, onResponse) : http.request(url, options, onResponse);
+    req.on('error', reject);
+    writeBody(req, body?.parts ?? []).catch((error: unknown) => req.destroy(error instanceof Error ? error : new Error(String(error))));
+  });
+}
+
+/** The pieces in batches, waiting whenever the socket is behind, so no more than a batch or two is held for it. */
+async function writeBody(req: http.ClientRequest, parts: readonly string[]): Promise<void> {
+  let batch = '';
+  for (const part of parts) {
+    batch += part;
+    if (batch.length < WRITE_BATCH) continue;
+    if (!req.write(batch)) await new Promise((resolve) => (req.once('drain', resolve), req.once('close', resolve)));
+    batch = '';
+    if (req.destroyed) return;
+  }
+  req.end(batch);
+}
+
+/** The body as sent, or decompressed when the server compressed it (as the built-in fetch does). */
+function decoded(res: http.IncomingMessage): Readable {
+  const encoding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip() : encoding === 'deflate' ? zlib.createInflate() : encoding === 'br' ? zlib.createBrotliDecompress() : undefined;
+  if (decoder === undefined) return res;
+  // An error of either side (a reset socket, a corrupt body) ends the other with it.
+  res.on('error', (error) => decoder.destroy(error));
+  return res.pipe(decoder);
+}

@@ -1,0 +1,108 @@
+// The SDK's transport: the conversation by marker, each message serialised once, and the
+// body written in pieces, which must add up to the JSON the SDK would have sent.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConversationWire, createHttpFetch } from '../../src/agent/anthropic-transport.js';
+
+const closers: (() => void)[] = [];
+afterEach(() => closers.splice(0).forEach((close) => close()));
+
+/** A server on 127.0.0.1 that records each request's body and answers with `reply`. */
+async function serve(reply: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; bodies: { headers: IncomingMessage['headers']; text: string }[] }> {
+  const bodies: { headers: IncomingMessage['headers']; text: string }[] = [];
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => {
+      bodies.push({ headers: req.headers, text: Buffer.concat(parts).toString('utf8') });
+      reply(req, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => server.close());
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/messages`, bodies };
+}
+
+const conversation = () => [
+  { role: 'user', content: 'Fix the fee — café, 漢字' },
+  { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'true' } }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'x'.repeat(200_000) }] },
+];
+
+describe('ConversationWire', () => {
+  it('expands the marker the SDK serialised into the JSON of the messages, with the length in bytes', () => {
+    const wire = new ConversationWire();
+    const messages = conversation();
+    const { messages: marked, release } = wire.mark([...messages]);
+    const text = JSON.stringify({ model: 'm', max_tokens: 10, messages: marked, stream: true });
+    expect(text.length).toBeLessThan(200);
+    const body = wire.expand(text)!;
+    const joined = body.parts.join('');
+    expect(joined).toBe(JSON.stringify({ model: 'm', max_tokens: 10, messages, stream: true }));
+    expect(body.bytes).toBe(Buffer.byteLength(joined));
+    release();
+    expect(wire.expand(text)).toBeNull();
+    expect(wire.expand('{"messages":[]}')).toBeNull();
+  });
+
+  it('serialises a message once, and again when its content was swapped', () => {
+    const wire = new ConversationWire();
+    const messages = conversation();
+    const send = () => wire.expand(JSON.stringify({ messages: wire.mark([...messages]).messages }))!.parts.join('');
+    const first = send();
+    expect(send()).toBe(first);
+    messages[2]!.content = [{ type: 'tool_result', tool_use_id: 't1', content: '(cleared)' }];
+    expect(JSON.parse(send()).messages[2].content[0].content).toBe('(cleared)');
+  });
+});
+
+describe('createHttpFetch', () => {
+  it('writes the expanded body over node:http, with its content-length, and streams the reply', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('event: ping\n');
+      res.end('data: {}\n\n');
+    });
+    const wire = new ConversationWire();
+    const messages = conversation();
+    const fetchOver = createHttpFetch(wire, {});
+    const body = JSON.stringify({ messages: wire.mark([...messages]).messages });
+    const response = await fetchOver(server.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-test': 'yes' }, body });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    expect(await response.text()).toBe('event: ping\ndata: {}\n\n');
+    const [seen] = server.bodies;
+    expect(seen!.text).toBe(JSON.stringify({ messages }));
+    expect(Number(seen!.headers['content-length'])).toBe(Buffer.byteLength(seen!.text));
+    expect(seen!.headers['x-test']).toBe('yes');
+  });
+
+  it('decompresses a compressed reply, as the built-in fetch does', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync('{"type":"error"}'));
+    });
+    const response = await createHttpFetch(undefined, {})(server.url, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ type: 'error' });
+  });
+
+  it('leaves a proxied request to the built-in fetch, the marker expanded', async () => {
+    const server = await serve((_req, res) => res.end('ok'));
+    const wire = new ConversationWire();
+    const messages = conversation();
+    // The built-in fetch of Node 20 and 22 does not read the variable itself: the request goes straight to the server.
+    const fetchOver = createHttpFetch(wire, { HTTPS_PROXY: 'http://127.0.0.1:9' });
+    const response = await fetchOver(server.url, { method: 'POST', body: JSON.stringify({ messages: wire.mark([...messages]).messages }) });
+    expect(await response.text()).toBe('ok');
+    expect(server.bodies[0]!.text).toBe(JSON.stringify({ messages }));
+  });
+
+  it('fails with the connection error and its code when nothing listens', async () => {
+    const server = await serve((_req, res) => res.end());
+    closers.splice(0).forEach((close) => close());
+    await expect(createHttpFetch(undefined, {})(server.url, { method: 'POST', body: '{}' })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
