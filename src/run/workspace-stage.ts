@@ -12,6 +12,7 @@ import { hostDifferences, recordHostState, type HostState } from '../workspace/h
 import { openRepoCache, type RepoCache } from '../workspace/repo-cache.js';
 import { countUncommitted } from '../workspace/working-tree.js';
 import { createWorktree, releaseWorktree, removeWorktree, runTempDirOf, type Worktree } from '../workspace/worktree.js';
+import { agentControlDir } from '../agents/drivers.js';
 import { createCallPipeline, type CallPipeline } from './call-pipeline.js';
 import type { CommandSite } from './checks.js';
 import type { Run } from './prepare.js';
@@ -156,6 +157,9 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   const hookScripts = await hookScriptFiles(settings.hooks, worktree.dir, env);
   const wantsResponse = (settings.hooks.PostToolUse ?? []).length > 0;
   const hookDigests = digestFiles(hookScripts);
+  // An agent CLI's settings and guard socket: shown read-only inside, so no call can replace them.
+  const agentDir = ticket.agent === 'corral' ? undefined : agentControlDir(run.runDir);
+  if (agentDir !== undefined) await mkdir(agentDir, { recursive: true, mode: 0o700 });
   // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
   // Read/Write/Edit run in corral, under the guard.
   const sandbox = await createSandbox({
@@ -168,7 +172,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     ...(repoCache ? { setupWritable: [repoCache.packages] } : {}),
     ...(env.HOME ? { home: env.HOME } : {}),
     ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
-    readPaths: [...ticket.sandboxRead, ...readableDirectories(settings, env.HOME, run.warn)],
+    readPaths: [...ticket.sandboxRead, ...readableDirectories(settings, env.HOME, run.warn), ...(agentDir === undefined ? [] : [agentDir])],
     expose: ticket.sandboxExpose,
   });
   // Without a sandbox, what ends a command's processes is said too, and never silently missing.

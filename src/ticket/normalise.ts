@@ -41,6 +41,7 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     checks: (fields.checks ?? []).map(normaliseCommand),
     budget: { ...DEFAULT_BUDGET, ...fields.budget },
     model: facts.model,
+    agent: fields.agent ?? 'corral',
     checkRounds: fields.check_rounds ?? DEFAULT_CHECK_ROUNDS,
     allowEmpty: fields.allow_empty ?? false,
     policy: fields.policy,
@@ -53,7 +54,7 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     network: network.agent,
     setupNetwork: network.setup,
     instructions: fields.instructions ?? true,
-    given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}) },
+    given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}), ...(fields.agent ? { agent: fields.agent } : {}) },
   };
 }
 

@@ -135,6 +135,10 @@ export const budgetSchema = z.strictObject({
   usd: z.number().positive().optional().meta({ description: 'Estimated cost in US dollars.' }),
 });
 
+/** The agents a ticket can run: corral's own loop, or an agent CLI under corral's guard. */
+export const AGENT_KINDS = ['corral', 'claude-code', 'codex'] as const;
+export const agentSchema = z.enum(AGENT_KINDS);
+
 export const ticketFileSchema = z.strictObject({
   id: z
     .string()
@@ -175,6 +179,9 @@ export const ticketFileSchema = z.strictObject({
     .min(1)
     .optional()
     .meta({ description: 'A model id, or `replay:<file>` (relative to the ticket) for a scripted model.' }),
+  agent: agentSchema
+    .optional()
+    .meta({ description: 'Which agent works the ticket: corral\'s own loop, or Claude Code or Codex run headless under corral\'s guard and sandbox (see docs/agents.md).', default: 'corral' }),
   check_rounds: z
     .int()
     .min(0)

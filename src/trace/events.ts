@@ -75,6 +75,8 @@ const EVENT_SCHEMAS = [
   event('secrets_masked', { masked: z.array(z.string()), exposed: z.array(z.string()) }),
   event('setup', { name: z.string(), exitCode: z.number().nullable(), timedOut: z.boolean(), durationMs: z.number(), output: z.string() }),
   event('policy', { rules: z.array(z.object({ id: z.string(), effect: z.string(), scope: z.string() })), defaultEffect: z.string() }),
+  /** The ticket runs under an agent CLI (docs/agents.md): which, where, its version; each session it started or resumed. */
+  event('agent', { kind: z.enum(['claude-code', 'codex']), cli: z.string(), version: z.string(), sessionId: z.string().optional() }),
   event('model_request', { step: z.number(), messages: z.number(), bytes: z.number() }),
   event('model_response', {
     step: z.number(),

@@ -175,6 +175,7 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
         fold.setup.push({ name: event.name, exitCode: event.exitCode, timedOut: event.timedOut, durationMs: event.durationMs, output: event.output });
         break;
       case 'policy':
+      case 'agent':
       case 'model_request':
         break;
       case 'model_response': {
