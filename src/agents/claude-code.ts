@@ -131,6 +131,7 @@ export function claudeCodeStream(): StreamReader {
           return [];
       }
     },
+    flush,
     end: () => flush(),
   };
 }

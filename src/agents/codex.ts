@@ -104,6 +104,8 @@ export function codexStream(): StreamReader {
           return [];
       }
     },
+    // A Codex turn is whole only at turn.completed.
+    flush: () => [],
     end() {
       if (ended || failure === undefined) return [];
       const turn: AgentStreamEvent[] = content.length > 0 ? [{ kind: 'turn', model: 'codex', content, stopReason: 'end_turn', usage: usageOf(undefined) }] : [];

@@ -16,7 +16,8 @@ export interface GuardServer {
 /** Serves `decide` on a unix socket at `socketPath`; a request it cannot read, or a decide that throws, is answered deny. */
 export async function serveGuard(socketPath: string, decide: (request: GuardRequest) => Promise<HookAnswer>): Promise<GuardServer> {
   const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
+  // Half-open: the hook ends its side once its request is sent, and the answer still goes back.
+  const server: Server = createServer({ allowHalfOpen: true }, (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);

@@ -15,7 +15,7 @@ import { judgeAgentCall } from './guard-hook.js';
 import { serveGuard } from './guard-socket.js';
 import { GUARD_SOCKET_ENV, type CorralCall, type HookAnswer } from './hook-protocol.js';
 import type { AgentDriver } from './launch.js';
-import type { AgentStreamEvent } from './stream.js';
+import type { AgentStreamEvent, StreamReader } from './stream.js';
 
 /** How an agent CLI's run ends: the outcomes that carry the agent's last words. */
 export type CliAgentOutcome = Extract<Outcome, { finalText: string }> | Extract<Outcome, { kind: 'internal_error' }>;
@@ -93,6 +93,8 @@ export async function runCliAgent(site: CliAgentSite): Promise<CliAgentOutcome> 
   // Tool calls judged, by tool_use id, for the results the stream reports later.
   const judged = new Map<string, { tool: string; step: number; at: number }>();
   let current: { end(): void } | undefined;
+  // The stream of the CLI now running, and what is done with each of its events.
+  let reading: { reader: StreamReader; dispatch(events: AgentStreamEvent[]): void } | undefined;
   const stopWith = (why: Stop): void => {
     stop ??= why;
     current?.end();
@@ -104,6 +106,9 @@ export async function runCliAgent(site: CliAgentSite): Promise<CliAgentOutcome> 
   const socketPath = path.join(site.controlDir, 'guard.sock');
   const server = await serveGuard(socketPath, async (request): Promise<HookAnswer> => {
     if (stop !== undefined || signal.aborted) return { effect: 'deny', reason: 'corral: the run is ending; no more calls run' };
+    // The turn that asked for the call is over: recorded (and counted) before its call.
+    if (reading !== undefined) reading.dispatch(reading.reader.flush());
+    if (stop !== undefined) return { effect: 'deny', reason: 'corral: the run is ending; no more calls run' };
     // A call is made within the turn that asked for it: that turn's step.
     const step = Math.max(1, site.budget.steps);
     const exceeded = site.budget.exceeded();
@@ -132,7 +137,7 @@ export async function runCliAgent(site: CliAgentSite): Promise<CliAgentOutcome> 
     let failedRounds = 0;
     let stopHookActive = false;
     for (;;) {
-      const session = await runSession(site, { prompt, ...(sessionId === undefined ? {} : { resume: sessionId }) }, (event) => {
+      const session = await runSession(site, { prompt, ...(sessionId === undefined ? {} : { resume: sessionId }) }, (r) => (reading = r), (event) => {
         switch (event.kind) {
           case 'session':
             emit({ type: 'agent', kind: driver.kind, cli: site.cli.file, version: site.cli.version, sessionId: event.sessionId });
@@ -140,7 +145,8 @@ export async function runCliAgent(site: CliAgentSite): Promise<CliAgentOutcome> 
           case 'turn': {
             const step = site.budget.steps + 1;
             emit({ type: 'model_request', step, messages: step, bytes: 0 });
-            const cost = priceTurn(event.model, event.usage, site.prices);
+            // Priced as the model the stream names, else as the one the run asked for.
+            const cost = priceTurn(event.model, event.usage, site.prices) ?? (site.model === undefined ? null : priceTurn(site.model, event.usage, site.prices));
             site.budget.onTurn(event.usage, cost);
             emit({ type: 'model_response', step, stopReason: event.stopReason, usage: event.usage, content: event.content, durationMs: 0, costUsd: cost });
             const text = event.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n').trim();
@@ -165,6 +171,7 @@ export async function runCliAgent(site: CliAgentSite): Promise<CliAgentOutcome> 
         if (stop !== undefined) handle.end();
       });
       current = undefined;
+      reading = undefined;
       sessionId = session.sessionId ?? sessionId;
       if (stop !== undefined) return stopped(stop, finalText);
       const ended = sessionOutcome(site, session, finalText);
@@ -229,7 +236,13 @@ function lastLines(text: string): string {
  * One start of the CLI, in its own process group inside the sandbox, until it exits.
  * `onHandle` gets the way to end it (the group: SIGTERM, then SIGKILL).
  */
-async function runSession(site: CliAgentSite, start: { prompt: string; resume?: string }, onEvent: (event: AgentStreamEvent) => void, onHandle: (handle: { end(): void }) => void): Promise<Session> {
+async function runSession(
+  site: CliAgentSite,
+  start: { prompt: string; resume?: string },
+  onReader: (reading: { reader: StreamReader; dispatch(events: AgentStreamEvent[]): void }) => void,
+  onEvent: (event: AgentStreamEvent) => void,
+  onHandle: (handle: { end(): void }) => void,
+): Promise<Session> {
   const launch = site.driver.launch({
     prompt: start.prompt,
     system: site.system,
@@ -284,6 +297,7 @@ async function runSession(site: CliAgentSite, start: { prompt: string; resume?: 
         onEvent(event);
       }
     };
+    onReader({ reader, dispatch: handle });
     const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
     lines.on('line', (line) => handle(reader.push(line)));
     child.stderr.on('data', (chunk: Buffer) => {

@@ -14,9 +14,14 @@ export type AgentStreamEvent =
    */
   | { kind: 'result'; ok: boolean; text: string; error?: string; refused?: boolean; costUsd?: number };
 
-/** Reads one agent's stream line by line; `end` gives what was still held when the stream closed. */
+/**
+ * Reads one agent's stream line by line; `end` gives what was still held when the stream
+ * closed; `flush` what is whole already (a turn whose call is being judged: a call runs
+ * only once its turn is over).
+ */
 export interface StreamReader {
   push(line: string): AgentStreamEvent[];
+  flush(): AgentStreamEvent[];
   end(): AgentStreamEvent[];
 }
 
