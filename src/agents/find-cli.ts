@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { findExecutable } from '../proc/find-executable.js';
 import { runProgram } from '../proc/run-program.js';
@@ -35,14 +36,15 @@ export type FoundCli = { ok: true; cli: AgentCli } | { ok: false; message: strin
  * and reads its `--version`: missing, unrunnable or older than MINIMUM_VERSION is a
  * problem said before anything runs.
  */
-export async function findAgentCli(kind: ExternalAgent, command: string | undefined, searchPath: string): Promise<FoundCli> {
+export async function findAgentCli(kind: ExternalAgent, command: string | undefined, env: NodeJS.ProcessEnv): Promise<FoundCli> {
   const named = command ?? DEFAULT_COMMAND[kind];
   const needed = `${kind} ${MINIMUM_VERSION[kind]} or newer`;
-  const file = named.includes('/') ? path.resolve(named) : findExecutable(named, searchPath);
-  if (file === undefined) {
-    return { ok: false, message: `agent ${kind}: \`${named}\` is not on PATH; ${needed} is needed`, hint: `install ${PACKAGE[kind]}, or name the CLI in corral.yaml: agents: {${kind}: {command: /path/to/${DEFAULT_COMMAND[kind]}}}` };
-  }
-  const result = await runProgram(file, ['--version'], { timeoutMs: 30_000, env: { PATH: searchPath, HOME: process.env.HOME ?? '/' } });
+  const hint = `install ${PACKAGE[kind]}, or name the CLI in corral.yaml: agents: {${kind}: {command: /path/to/${DEFAULT_COMMAND[kind]}}}`;
+  const file = named.includes('/') ? path.resolve(named) : findExecutable(named, env.PATH ?? '');
+  if (file === undefined) return { ok: false, message: `agent ${kind}: \`${named}\` is not on PATH; ${needed} is needed`, hint };
+  if (!existsSync(file)) return { ok: false, message: `agent ${kind}: ${file} does not exist; ${needed} is needed`, hint };
+  // Asked as the user would ask it, outside any sandbox: it only says its version.
+  const result = await runProgram(file, ['--version'], { timeoutMs: 30_000, env: Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)) });
   const text = `${result.stdout.toString()} ${result.stderr.toString()}`;
   const version = /(\d+)\.(\d+)\.(\d+)/.exec(text);
   if (result.exitCode !== 0 || version === null) {

@@ -18,7 +18,7 @@ import type { Workspace } from './workspace-stage.js';
  */
 export async function runCliAgentStage(run: Run, workspace: Workspace, kind: ExternalAgent, system: string, task: string): Promise<Outcome> {
   const { ticket, options, settings, meter } = run;
-  const found = await findAgentCli(kind, settings.agentCommands[kind]?.value, options.env.PATH ?? '');
+  const found = await findAgentCli(kind, settings.agentCommands[kind]?.value, options.env);
   // Checked before the run started; a CLI gone since is the machine's failure, not the agent's.
   if (!found.ok) return { kind: 'internal_error', reason: `${found.message} (${found.hint})` };
   const { cli } = found;

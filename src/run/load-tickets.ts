@@ -107,7 +107,7 @@ async function agentCliProblems(kind: ExternalAgent, settings: Settings, env: No
   const configured = settings.agentCommands[kind];
   const key = `${kind}\0${configured?.value ?? ''}`;
   let found = clis.get(key);
-  if (found === undefined) clis.set(key, (found = findAgentCli(kind, configured?.value, env.PATH ?? '')));
+  if (found === undefined) clis.set(key, (found = findAgentCli(kind, configured?.value, env)));
   const result = await found;
   if (result.ok) return [];
   const where = configured === undefined ? '' : ` (agents.${kind}.command, ${configured.from})`;
