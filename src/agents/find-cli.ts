@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { findExecutable } from '../proc/find-executable.js';
 import { runProgram } from '../proc/run-program.js';
@@ -55,7 +55,32 @@ export async function findAgentCli(kind: ExternalAgent, command: string | undefi
   if (compareVersions(found, MINIMUM_VERSION[kind]) < 0) {
     return { ok: false, message: `agent ${kind}: ${file} is version ${found}; ${needed} is needed`, hint: `update ${PACKAGE[kind]}` };
   }
-  return { ok: true, cli: { kind, file, version: found } };
+  // Started by its real path: npm's bin link lies in a folder the sandbox need not show.
+  return { ok: true, cli: { kind, file: realOrSelf(file), version: found } };
+}
+
+/**
+ * The folder of the CLI's real file (past npm's bin links), for the sandbox to show: a CLI
+ * installed outside the system's folders (a temp prefix, a version manager) must still be
+ * there inside. Undefined when it cannot be found; the run's own check says why.
+ */
+export function agentCliFolder(kind: ExternalAgent, command: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const named = command ?? DEFAULT_COMMAND[kind];
+  const file = named.includes('/') ? path.resolve(named) : findExecutable(named, env.PATH ?? '');
+  if (file === undefined) return undefined;
+  try {
+    return path.dirname(realpathSync(file));
+  } catch {
+    return undefined;
+  }
+}
+
+function realOrSelf(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
 }
 
 /** Negative, zero or positive as `a` is older than, the same as or newer than `b` (x.y.z). */

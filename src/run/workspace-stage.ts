@@ -13,6 +13,7 @@ import { openRepoCache, type RepoCache } from '../workspace/repo-cache.js';
 import { countUncommitted } from '../workspace/working-tree.js';
 import { createWorktree, releaseWorktree, removeWorktree, runTempDirOf, type Worktree } from '../workspace/worktree.js';
 import { agentControlDir } from '../agents/drivers.js';
+import { agentCliFolder } from '../agents/find-cli.js';
 import { createCallPipeline, type CallPipeline } from './call-pipeline.js';
 import type { CommandSite } from './checks.js';
 import type { Run } from './prepare.js';
@@ -160,6 +161,9 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   // An agent CLI's settings and guard socket: shown read-only inside, so no call can replace them.
   const agentDir = ticket.agent === 'corral' ? undefined : agentControlDir(run.runDir);
   if (agentDir !== undefined) await mkdir(agentDir, { recursive: true, mode: 0o700 });
+  // The agent CLI itself runs inside, from wherever it is installed.
+  const cliFolder = ticket.agent === 'corral' ? undefined : agentCliFolder(ticket.agent, settings.agentCommands[ticket.agent]?.value, options.env);
+  const cliFolders = cliFolder === undefined ? [] : readableDirectories({ additionalDirectories: [{ value: cliFolder, from: `the ${ticket.agent} CLI` }] }, env.HOME, run.warn);
   // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
   // Read/Write/Edit run in corral, under the guard.
   const sandbox = await createSandbox({
@@ -172,7 +176,7 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
     ...(repoCache ? { setupWritable: [repoCache.packages] } : {}),
     ...(env.HOME ? { home: env.HOME } : {}),
     ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
-    readPaths: [...ticket.sandboxRead, ...readableDirectories(settings, env.HOME, run.warn), ...(agentDir === undefined ? [] : [agentDir])],
+    readPaths: [...ticket.sandboxRead, ...readableDirectories(settings, env.HOME, run.warn), ...(agentDir === undefined ? [] : [agentDir]), ...cliFolders],
     expose: ticket.sandboxExpose,
   });
   // Without a sandbox, what ends a command's processes is said too, and never silently missing.
@@ -272,7 +276,7 @@ function digestFiles(files: string[]): Map<string, string> {
  * (writes stay in the worktree). One that holds credentials or the whole home is left
  * out with a warning, not refused: the settings file is valid for Claude Code.
  */
-function readableDirectories(settings: Settings, home: string | undefined, warn: (message: string) => void): string[] {
+function readableDirectories(settings: Pick<Settings, 'additionalDirectories'>, home: string | undefined, warn: (message: string) => void): string[] {
   return settings.additionalDirectories.flatMap((entry) => {
     try {
       return checkReadPaths([entry.value], home);
