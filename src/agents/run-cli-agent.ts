@@ -91,7 +91,18 @@ export async function runCliAgent(site: CliAgentSite): Promise<CliAgentOutcome> 
   let stop: Stop | undefined;
   let finalText = '';
   // Tool calls judged, by tool_use id, for the results the stream reports later.
-  const judged = new Map<string, { tool: string; step: number; at: number }>();
+  const judged = new Map<string, { tool: string; step: number; at: number; allowed?: boolean; answered?: boolean }>();
+  // A result the stream names by an id of its own (Codex's items) is the oldest allowed call still without one.
+  const callOf = (id: string): [string, { tool: string; step: number; at: number }] | undefined => {
+    for (const key of [id, `${id}#1`]) {
+      const call = judged.get(key);
+      if (call !== undefined) return [key, call];
+    }
+    // Claude Code names every result by its call's id: one it does not know is an internal tool's.
+    if (driver.kind !== 'codex') return undefined;
+    for (const [key, call] of judged) if (call.allowed === true && call.answered !== true) return [key, call];
+    return undefined;
+  };
   let current: { end(): void } | undefined;
   // The stream of the CLI now running, and what is done with each of its events.
   let reading: { reader: StreamReader; dispatch(events: AgentStreamEvent[]): void } | undefined;
@@ -121,6 +132,7 @@ export async function runCliAgent(site: CliAgentSite): Promise<CliAgentOutcome> 
       const id = of === 1 ? request.call.toolUseId : `${request.call.toolUseId}#${index + 1}`;
       judged.set(id, { tool: part.tool, step, at: performance.now() });
       const decided = await site.judge(part, id, step, signal);
+      judged.get(id)!.allowed = decided.effect === 'allow';
       halt ??= decided.stop;
       return { effect: decided.effect, reason: decided.reason };
     });
@@ -157,9 +169,11 @@ export async function runCliAgent(site: CliAgentSite): Promise<CliAgentOutcome> 
             return;
           }
           case 'tool_result': {
-            const call = judged.get(event.id) ?? judged.get(`${event.id}#1`);
-            if (call === undefined) return;
-            emit({ type: 'tool_result', step: call.step, id: judged.has(event.id) ? event.id : `${event.id}#1`, tool: call.tool, isError: event.isError, bytes: Buffer.byteLength(event.content), durationMs: Math.round(performance.now() - call.at), output: traceOutput(event.content, redactSecrets) });
+            const found = callOf(event.id);
+            if (found === undefined) return;
+            const [id, call] = found;
+            judged.set(id, { ...call, answered: true });
+            emit({ type: 'tool_result', step: call.step, id, tool: call.tool, isError: event.isError, bytes: Buffer.byteLength(event.content), durationMs: Math.round(performance.now() - call.at), output: traceOutput(event.content, redactSecrets) });
             return;
           }
           case 'result':

@@ -1,9 +1,9 @@
-import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { agentControlDir, driverOf } from '../agents/drivers.js';
 import { findAgentCli, type ExternalAgent } from '../agents/find-cli.js';
 import { modelAccess } from '../agents/model-access.js';
 import { runCliAgent } from '../agents/run-cli-agent.js';
+import { corralPackage } from '../package.js';
 import { DEFAULT_MODEL, isReplayModel } from '../ticket/model-id.js';
 import type { Outcome } from '../trace/outcome.js';
 import { formatCheckFeedback, runChecks } from './checks.js';
@@ -108,7 +108,7 @@ function cliModel(run: Run, kind: ExternalAgent): string | undefined {
  * node and this corral, by absolute path, so it is the same corral whatever PATH says.
  */
 function hookCommand(kind: ExternalAgent): string {
-  const entry = process.argv[1] === undefined ? 'corral' : realpathSync(process.argv[1]);
+  const entry = path.join(corralPackage().dir, 'bin', 'corral.cjs');
   return [process.execPath, entry, 'guard', 'hook', '--agent', kind].map(shellQuote).join(' ');
 }
 

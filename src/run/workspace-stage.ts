@@ -14,6 +14,7 @@ import { countUncommitted } from '../workspace/working-tree.js';
 import { createWorktree, releaseWorktree, removeWorktree, runTempDirOf, type Worktree } from '../workspace/worktree.js';
 import { agentControlDir } from '../agents/drivers.js';
 import { agentCliFolder } from '../agents/find-cli.js';
+import { corralPackage } from '../package.js';
 import { createCallPipeline, type CallPipeline } from './call-pipeline.js';
 import type { CommandSite } from './checks.js';
 import type { Run } from './prepare.js';
@@ -163,7 +164,8 @@ async function makeWorkspace(run: Run, made: (worktree: Worktree, tempDir: strin
   if (agentDir !== undefined) await mkdir(agentDir, { recursive: true, mode: 0o700 });
   // The agent CLI itself runs inside, from wherever it is installed.
   const cliFolder = ticket.agent === 'corral' ? undefined : agentCliFolder(ticket.agent, settings.agentCommands[ticket.agent]?.value, options.env);
-  const cliFolders = cliFolder === undefined ? [] : readableDirectories({ additionalDirectories: [{ value: cliFolder, from: `the ${ticket.agent} CLI` }] }, env.HOME, run.warn);
+  // So does corral's own hook command, from this copy of corral.
+  const cliFolders = ticket.agent === 'corral' ? [] : readableDirectories({ additionalDirectories: [...(cliFolder === undefined ? [] : [{ value: cliFolder, from: `the ${ticket.agent} CLI` }]), { value: corralPackage().dir, from: "corral's hook command" }] }, env.HOME, run.warn);
   // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
   // Read/Write/Edit run in corral, under the guard.
   const sandbox = await createSandbox({
