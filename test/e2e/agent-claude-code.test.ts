@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { jsonLines, PROJECT_ROOT, runCli, runReport } from '../support/cli.js';
+import { execa } from 'execa';
+import { jsonLines, NO_USER_CONFIG, PROJECT_ROOT, runCli, runReport } from '../support/cli.js';
 import { extraWorktrees, gitIn, repoWithFiles } from '../support/repo.js';
 
 // `agent: claude-code` end to end through the real CLI, with the fake Claude Code of
@@ -204,5 +205,29 @@ describe('agent: claude-code runs under corral', () => {
     const override = await runCli(['run', 'ticket.yaml', '--agent', 'claude-code'], { cwd: own, env: { ...ENV, PATH: '/usr/bin:/bin' } });
     expect(override.exitCode).toBe(64);
     expect(override.stderr).toContain('`claude` is not on PATH');
+  });
+
+  it('Ctrl-C while the agent works ends its whole process group, keeps the work and exits 130', async () => {
+    const repo = agentRepo([[{ tool: 'Write', input: { file_path: 'src/half.js', content: 'half done\n' } }, { tool: 'Bash', input: { command: 'echo agent-sleeper-$PPID; sleep 600' } }, { text: 'Done.' }]], { policy: { allow: ['Bash(echo:*)', 'Bash(sleep:*)'] } });
+    const child = execa('node', [path.join(PROJECT_ROOT, 'bin/corral.cjs'), 'run', 'ticket.yaml', '--json'], { cwd: repo, reject: false, stdin: 'ignore', env: { ...ENV, XDG_CONFIG_HOME: NO_USER_CONFIG, CLAUDE_CONFIG_DIR: NO_USER_CONFIG } });
+    // Wait until the sleep was allowed: the agent is running it now.
+    await new Promise<void>((resolve) => {
+      let seen = '';
+      child.stderr!.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (seen.includes('step 2')) resolve();
+      });
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
+    const report = runReport(String(result.stdout));
+    expect(report.status).toBe('interrupted');
+    expect(report.changes.map((c: any) => c.change.path)).toEqual(['src/half.js']);
+    expect(extraWorktrees(repo)).toEqual([]);
+    // Neither the fake agent nor the command it ran is left.
+    const left = await execa('pgrep', ['-f', `FAKE_AGENT_SCRIPT|${path.basename(repo)}|agent-sleeper`], { reject: false });
+    expect(String(left.stdout).trim()).toBe('');
   });
 });
