@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { agentControlDir, driverOf } from '../agents/drivers.js';
 import { findAgentCli, type ExternalAgent } from '../agents/find-cli.js';
@@ -33,12 +34,13 @@ export async function runCliAgentStage(run: Run, workspace: Workspace, kind: Ext
   // The agent's home is the run's own: its config, sessions and caches never reach the user's ~/.claude or ~/.codex.
   const env = { ...workspace.commands.env, HOME: path.join(stateDir, 'home') };
   const limit = settings.maxRefusalsInARow.value;
+  const controlDir = agentControlDir(run.runDir);
   try {
     return await runCliAgent({
       driver: driverOf(kind),
       cli,
       worktree: workspace.worktree.dir,
-      controlDir: agentControlDir(run.runDir),
+      controlDir,
       stateDir,
       env,
       modelEnv: access.env,
@@ -88,6 +90,8 @@ export async function runCliAgentStage(run: Run, workspace: Workspace, kind: Ext
     });
   } finally {
     await access.close();
+    // A control folder outside the run directory (a run directory too deep for a socket path) goes with the run.
+    if (!controlDir.startsWith(`${run.runDir}${path.sep}`)) await rm(controlDir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 

@@ -108,3 +108,14 @@ describe('the hook answer and the socket', () => {
     expect(JSON.parse(out.stdout).hookSpecificOutput).toEqual({ hookEventName: 'PreToolUse', permissionDecision: 'ask', permissionDecisionReason: 'publishing needs a person' });
   });
 });
+
+describe('the control folder', () => {
+  it("is the run directory's agent/ unless its socket path would be too long for a unix socket", async () => {
+    const { agentControlDir } = await import('../../src/agents/drivers.js');
+    expect(agentControlDir('/tmp/r/.corral/runs/t-1')).toBe('/tmp/r/.corral/runs/t-1/agent');
+    const deep = `/home/someone/${'very-long-folder-name/'.repeat(6)}.corral/runs/ticket-20261205-000000-abcd`;
+    const short = agentControlDir(deep);
+    expect(Buffer.byteLength(path.join(short, 'guard.sock'))).toBeLessThanOrEqual(100);
+    expect(agentControlDir(deep)).toBe(short);
+  });
+});

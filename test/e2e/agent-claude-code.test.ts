@@ -230,4 +230,28 @@ describe('agent: claude-code runs under corral', () => {
     const left = await execa('pgrep', ['-f', `FAKE_AGENT_SCRIPT|${path.basename(repo)}|agent-sleeper`], { reject: false });
     expect(String(left.stdout).trim()).toBe('');
   });
+
+  it('an ask goes to the approver: unattended, it is refused inside the agent and written to approvals-needed.yaml', async () => {
+    const repo = agentRepo([[{ tool: 'Bash', input: { command: 'npm publish --dry-run' } }, { tool: 'Write', input: { file_path: 'src/hello.js', content: 'hello\n' } }, { text: 'Done.' }]], { policy: { ask: ['Bash(npm publish:*)'] } });
+    const run = await runCli(['run', 'ticket.yaml', '--json', '--unattended'], { cwd: repo, env: ENV });
+    const report = runReport(run.stdout);
+    const events = traceOf(report, repo);
+    expect(events.find((e) => e.type === 'decision' && e.tool === 'Bash')).toMatchObject({ effect: 'ask', rule: 'Bash(npm publish:*)' });
+    expect(events.find((e) => e.type === 'approval')).toMatchObject({ approved: false, by: 'unattended' });
+    expect(events.find((e) => e.type === 'tool_result' && e.tool === 'Bash')).toMatchObject({ isError: true });
+    expect(report.approvalsNeeded).toBeDefined();
+    expect(readFileSync(report.approvalsNeeded, 'utf8')).toContain('npm publish');
+  });
+
+  it('a run directory too deep for a unix socket path puts the guard socket in a short folder of its own, removed after', async () => {
+    const repo = agentRepo([[{ tool: 'Write', input: { file_path: 'src/hello.js', content: 'hello\n' } }, { text: 'Done.' }]]);
+    const runsDir = path.join(repo, 'a-rather-long-folder-name-for-runs'.repeat(3));
+    const run = await runCli(['run', 'ticket.yaml', '--json', '--runs-dir', runsDir], { cwd: repo, env: ENV });
+    expect(run.exitCode).toBe(0);
+    const report = runReport(run.stdout);
+    const { agentControlDir } = await import('../../src/agents/drivers.js');
+    const control = agentControlDir(path.dirname(report.trace));
+    expect(control.startsWith(runsDir)).toBe(false);
+    expect(existsSync(control)).toBe(false);
+  });
 });
