@@ -22,11 +22,12 @@ export function codexConfig(hookCommand: string, confined: boolean): string {
     `approval_policy = "never"`,
     `sandbox_mode = ${tomlString(confined ? 'danger-full-access' : 'workspace-write')}`,
     '',
+    // On by default since 0.124; said all the same (`codex_hooks` is the name every version knows).
     '[features]',
     'codex_hooks = true',
     '',
+    // No matcher: every tool that takes hooks (shell commands as Bash, apply_patch, MCP tools).
     '[[hooks.PreToolUse]]',
-    'matcher = "*"',
     '[[hooks.PreToolUse.hooks]]',
     'type = "command"',
     `command = ${tomlString(hookCommand)}`,

@@ -17,7 +17,8 @@ afterEach(async () => {
   server = undefined;
 });
 
-describe.skipIf(CLAUDE === undefined)('the real Claude Code CLI under corral (CORRAL_TEST_CLAUDE)', () => {
+// Skipped, with this reason in its name, unless CORRAL_TEST_CLAUDE names the CLI.
+describe.skipIf(CLAUDE === undefined)(`the real Claude Code CLI under corral${CLAUDE === undefined ? ' (skipped: set CORRAL_TEST_CLAUDE=/path/to/claude to run it)' : ` (${CLAUDE})`}`, () => {
   it("runs a ticket: its calls judged by corral's guard (a denied one with corral's rule as reason), then the fence and checks", async () => {
     // With nonessential traffic off, Claude Code 2.1 asks the API for the agent's turns only.
     const turns: ScriptStep[] = [
