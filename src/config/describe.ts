@@ -35,6 +35,8 @@ export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown
     if (value) values[`budget.${field}`] = value;
   }
   values.sandbox = ticket?.given.sandbox ? { value: ticket.given.sandbox, from: fromTicket } : settings.sandbox;
+  values.agent = ticket?.given.agent ? { value: ticket.given.agent, from: fromTicket } : settings.agent;
+  for (const [kind, command] of Object.entries(settings.agentCommands)) if (command !== undefined) values[`agents.${kind}.command`] = command;
   settings.sandboxRead.forEach((entry, index) => (values[`sandbox.read.${index}`] = entry));
   settings.sandboxExpose.forEach((entry, index) => (values[`sandbox.expose.${index}`] = entry));
   const own = settings.sandboxRead.length;
