@@ -254,4 +254,18 @@ describe('agent: claude-code runs under corral', () => {
     expect(control.startsWith(runsDir)).toBe(false);
     expect(existsSync(control)).toBe(false);
   });
+
+  it('a minute budget ends an agent that takes too long (exit 3), and calls denied in a row stop it as blocked (exit 4)', async () => {
+    const slow = agentRepo([[{ text: 'Thinking hard.' }, { sleep: 120_000 }, { text: 'Done.' }]], { budget: { minutes: 0.05 } });
+    const minutes = await runCli(['run', 'ticket.yaml', '--json'], { cwd: slow, env: ENV });
+    expect(minutes.exitCode).toBe(3);
+    expect(runReport(minutes.stdout).budgetExhausted).toBe('minutes');
+
+    const pushy = agentRepo([[...Array.from({ length: 8 }, () => ({ tool: 'Bash', input: { command: 'curl https://example.com' } })), { text: 'Done.' }]], { policy: { deny: ['Bash(curl:*)'] } });
+    const blocked = await runCli(['run', 'ticket.yaml', '--json'], { cwd: pushy, env: ENV });
+    expect(blocked.exitCode).toBe(4);
+    const report = runReport(blocked.stdout);
+    expect(report.reason).toContain('5 calls in a row were denied');
+    expect(traceOf(report, pushy).filter((e) => e.type === 'decision').length).toBe(5);
+  });
 });
