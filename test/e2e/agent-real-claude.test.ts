@@ -53,4 +53,27 @@ describe.skipIf(CLAUDE === undefined)(`the real Claude Code CLI under corral${CL
     expect(JSON.stringify(server.requests[0]!.body.system)).toContain('You may change only paths matching: src/**');
     expect(JSON.stringify(server.requests[0]!.body.messages)).toContain('Add src/hello.js.');
   });
+
+  it('sends failing checks back by resuming its session, which then fixes them', async () => {
+    const turns: ScriptStep[] = [
+      { content: [{ type: 'tool_use', id: 'toolu_w1', name: 'Bash', input: { command: "printf 'helo\\n' > src/hello.txt", description: 'write' } }] },
+      { content: [{ type: 'text', text: 'Done.' }] },
+      { content: [{ type: 'tool_use', id: 'toolu_w2', name: 'Bash', input: { command: "printf 'hello\\n' > src/hello.txt", description: 'fix' } }] },
+      { content: [{ type: 'text', text: 'Fixed the typo.' }] },
+    ];
+    const repo = repoWithFiles({
+      'corral.yaml': `agents:\n  claude-code:\n    command: ${JSON.stringify(CLAUDE)}\n`,
+      'ticket.yaml': `${JSON.stringify({ task: 'Write hello to src/hello.txt.', allow: ['src/**'], agent: 'claude-code', model: 'claude-sonnet-4-5', network: true, checks: ['grep -qx hello src/hello.txt'], policy: { allow: ['Bash(printf:*)'] } })}\n`,
+      'src/greet.js': 'export const greet = () => "hi";\n',
+    });
+    server = await startMessagesServer(turns);
+    const run = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key-000000', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' }, timeoutMs: 240_000 });
+    const report = runReport(run.stdout);
+    if (run.exitCode !== 0) console.log({ reason: report.reason, stderr: run.stderr.slice(-2000), requests: server.requests.map((r) => r.body.messages.length) });
+    expect(run.exitCode).toBe(0);
+    // The resumed session carries the first one's conversation, and the checks' failure after it.
+    const resumed = server.requests[2]!;
+    expect(resumed.body.messages.length).toBeGreaterThan(3);
+    expect(JSON.stringify(resumed.body.messages)).toContain('grep -qx hello src/hello.txt');
+  });
 });
