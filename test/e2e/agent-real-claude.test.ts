@@ -76,4 +76,18 @@ describe.skipIf(CLAUDE === undefined)(`the real Claude Code CLI under corral${CL
     expect(resumed.body.messages.length).toBeGreaterThan(3);
     expect(JSON.stringify(resumed.body.messages)).toContain('grep -qx hello src/hello.txt');
   });
+
+  it('an API error ends the run as model_error, exit 6, never 0', async () => {
+    const repo = repoWithFiles({
+      'corral.yaml': `agents:\n  claude-code:\n    command: ${JSON.stringify(CLAUDE)}\n`,
+      'ticket.yaml': `${JSON.stringify({ task: 'Anything.', allow: ['src/**'], agent: 'claude-code', model: 'claude-sonnet-4-5', network: true })}\n`,
+      'src/greet.js': 'export const greet = () => "hi";\n',
+    });
+    // A request the API rejects is not retried.
+    server = await startMessagesServer(Array.from({ length: 12 }, () => ({ status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages: the stand-in rejects this request' } } })));
+    const run = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key-000000', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' }, timeoutMs: 240_000 });
+    const report = runReport(run.stdout);
+    expect({ exit: run.exitCode, status: report.status }).toEqual({ exit: 6, status: 'model_error' });
+    expect(report.reason).toContain('the stand-in rejects this request');
+  });
 });
