@@ -90,4 +90,18 @@ describe.skipIf(CLAUDE === undefined)(`the real Claude Code CLI under corral${CL
     expect({ exit: run.exitCode, status: report.status }).toEqual({ exit: 6, status: 'model_error' });
     expect(report.reason).toContain('the stand-in rejects this request');
   });
+
+  it('a step budget breached ends its process group, exit 3', async () => {
+    const call = (n: number): ScriptStep => ({ content: [{ type: 'tool_use', id: `toolu_${n}`, name: 'Bash', input: { command: `echo ${n}`, description: 'echo' } }] });
+    const repo = repoWithFiles({
+      'corral.yaml': `agents:\n  claude-code:\n    command: ${JSON.stringify(CLAUDE)}\n`,
+      'ticket.yaml': `${JSON.stringify({ task: 'Echo.', allow: ['src/**'], agent: 'claude-code', model: 'claude-sonnet-4-5', network: true, budget: { steps: 2 }, policy: { allow: ['Bash(echo:*)'] } })}\n`,
+      'src/greet.js': 'export const greet = () => "hi";\n',
+    });
+    server = await startMessagesServer([call(1), call(2), call(3), call(4), { content: [{ type: 'text', text: 'Done.' }] }]);
+    const run = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key-000000', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' }, timeoutMs: 240_000 });
+    const report = runReport(run.stdout);
+    expect({ exit: run.exitCode, budget: report.budgetExhausted }).toEqual({ exit: 3, budget: 'steps' });
+    expect(server.requests.length).toBeLessThanOrEqual(3);
+  });
 });
