@@ -56,6 +56,11 @@ describe('agent: claude-code runs under corral', () => {
     expect(decisions.map((d) => d.effect)).toEqual(['allow', 'allow']);
     expect(events.filter((e) => e.type === 'tool_result').map((r) => r.isError)).toEqual([false, false]);
     expect(events.filter((e) => e.type === 'tool_result')[1].output).toContain('hello');
+    // `corral trace` reads it as any run's, saying which agent worked it.
+    const trace = await runCli(['trace', path.dirname(report.trace)], { cwd: repo, env: { NO_COLOR: '1' } });
+    expect(trace.exitCode).toBe(0);
+    expect(trace.stdout).toContain('(through claude-code 2.1.328)');
+    expect(trace.stdout).toContain('2 tool calls · 0 denied');
   });
 
   it("denies a call the ticket's rules deny, inside the agent, with corral's rule as the reason, and records it", async () => {
