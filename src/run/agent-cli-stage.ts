@@ -51,7 +51,7 @@ export async function runCliAgentStage(run: Run, workspace: Workspace, kind: Ext
       task,
       ...(cliModel(run, kind) === undefined ? {} : { model: cliModel(run, kind)! }),
       checkRounds: ticket.checkRounds,
-      interrupt: AbortSignal.any([options.interrupt]),
+      interrupt: options.interrupt,
       remainingMs: ticket.budget.minutes * 60_000 - meter.elapsedMs(),
       minutes: ticket.budget.minutes,
       emit: run.emit,
