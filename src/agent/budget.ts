@@ -24,6 +24,11 @@ export class BudgetMeter {
 
   record(usage: TokenUsage, cost: number | null): void {
     this.steps += 1;
+    this.spend(usage, cost);
+  }
+
+  /** Tokens and dollars of a turn counted apart from its step: an agent CLI's turns, whose steps are counted as they come. */
+  spend(usage: TokenUsage, cost: number | null): void {
     this.usage = addUsage(this.usage, usage);
     this.costUsd = this.costUsd === null || cost === null ? null : this.costUsd + cost;
   }

@@ -37,3 +37,14 @@ export async function prepareModel(
   const { createAnthropicModel } = await import('./anthropic-model.js');
   return createAnthropicModel({ model: id, ...api });
 }
+
+/**
+ * The model of a ticket an agent CLI works: the CLI talks to its API itself, so corral
+ * never calls this one; it only names the model in the record.
+ */
+export function agentCliModel(id: string, agent: string): Model {
+  return {
+    id,
+    complete: () => Promise.reject(new Error(`the ${agent} CLI talks to its model itself; corral's loop does not run`)),
+  };
+}

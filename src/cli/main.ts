@@ -53,6 +53,7 @@ export function corralProgram(io: CliIo, setExitCode: (code: number) => void): C
     .option('--keep', 'keep the worktree after the run and print where it is')
     .option('--from-worktree', "start from your working tree (uncommitted and untracked files) instead of HEAD; your index, refs and files are left as they are")
     .option('--model <id>', 'model id, or replay:<script.yaml>, overriding the ticket')
+    .addOption(new Option('--agent <agent>', 'who works the tickets, overriding them: corral\'s own loop, or Claude Code or Codex under corral\'s guard').choices(['corral', 'claude-code', 'codex']))
     .option('--runs-dir <dir>', 'where run directories go (default: <repo>/.corral/runs)')
     .option('--unattended', 'nobody is there to approve: refuse every ask (also when CI=true or stdin is not a terminal)')
     .action(async (tickets: string[], options: RunCommandOptions) => {
@@ -155,7 +156,7 @@ export function corralProgram(io: CliIo, setExitCode: (code: number) => void): C
       setExitCode(await policyTestCommand(file, io, options.sandbox));
     });
 
-  const guard = program.command('guard').description("corral's guard in the agents people use at their desk");
+  const guard = program.command('guard').description("corral's guard in Claude Code's and Codex's own sessions: install it as their PreToolUse hook, or answer as that hook");
   for (const [name, description] of [
     ['install', "add corral's guard as a PreToolUse hook to the agent's own settings (default: Claude Code, this repository's .claude/settings.json)"],
     ['uninstall', "remove corral's guard hooks from the agent's own settings; everything else stays as it is"],
@@ -172,6 +173,14 @@ export function corralProgram(io: CliIo, setExitCode: (code: number) => void): C
         setExitCode(await (name === 'install' ? guardInstallCommand : guardUninstallCommand)(options, io));
       });
   }
+  guard
+    .command('hook')
+    .description('the PreToolUse hook command: reads the call on stdin and prints corral\'s decision (inside a run, the running corral decides)')
+    .addOption(new Option('--agent <agent>', 'whose hook protocol to speak').choices(['claude-code', 'codex']).makeOptionMandatory())
+    .action(async (options: { agent: 'claude-code' | 'codex' }) => {
+      const { guardHookCommand } = await import('./commands/guard-hook.js');
+      setExitCode(await guardHookCommand(options, io));
+    });
 
   program
     .command('completion')
@@ -246,6 +255,7 @@ export interface RunCommandOptions extends ReportingOptions {
   keep?: boolean;
   fromWorktree?: boolean;
   model?: string;
+  agent?: 'corral' | 'claude-code' | 'codex';
   runsDir?: string;
 }
 

@@ -39,6 +39,8 @@ export function effectiveConfig(settings: Settings, ticket?: Ticket, ticketShown
   const perCommand = ticket?.given.sandboxPerCommand;
   if (perCommand !== undefined) values['sandbox.per_command'] = { value: String(perCommand), from: fromTicket };
   else if (settings.sandboxPerCommand.from !== 'default') values['sandbox.per_command'] = { value: String(settings.sandboxPerCommand.value), from: settings.sandboxPerCommand.from };
+  values.agent = ticket?.given.agent ? { value: ticket.given.agent, from: fromTicket } : settings.agent;
+  for (const [kind, command] of Object.entries(settings.agentCommands)) if (command !== undefined) values[`agents.${kind}.command`] = command;
   settings.sandboxRead.forEach((entry, index) => (values[`sandbox.read.${index}`] = entry));
   settings.sandboxExpose.forEach((entry, index) => (values[`sandbox.expose.${index}`] = entry));
   const own = settings.sandboxRead.length;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hooksSchema } from '../policy/hooks-schema.js';
 import { policySchema } from '../policy/schema.js';
-import { budgetSchema, envSchema, sandboxSchema } from '../ticket/schema.js';
+import { agentSchema, budgetSchema, envSchema, sandboxSchema } from '../ticket/schema.js';
 
 // The config file as people write it: the user's `~/.config/corral/config.yaml` and the
 // project's `corral.yaml` have the same shape. `settings.ts` stacks them.
@@ -31,6 +31,10 @@ const aliasTarget = modelName.refine((value) => !LOOKS_LIKE_ALIAS.test(value), {
   error: 'an alias names a model id (e.g. `claude-haiku-4-5`) or `replay:<file>`, not another alias',
 });
 
+const agentCliSchema = z.strictObject({
+  command: z.string().min(1).meta({ description: 'The CLI to start: a path (absolute, or relative to this file) or a name looked up on PATH.' }),
+});
+
 export const configFileSchema = z.strictObject({
   model: modelName.optional().meta({
     description: 'The model of tickets that name none: a model id, an alias from `models`, or `replay:<file>` (relative to this file).',
@@ -40,6 +44,14 @@ export const configFileSchema = z.strictObject({
     .optional()
     .meta({ description: 'Aliases tickets can name as their model, e.g. `fast: claude-haiku-4-5`, `strong: claude-opus-4-5`.' }),
   budget: budgetSchema.optional().meta({ description: 'Budget defaults for tickets; a ticket\'s own `budget` fields win.' }),
+  agent: agentSchema.optional().meta({ description: 'The agent of tickets that name none: `corral` (its own loop), `claude-code` or `codex` (see docs/agents.md).', default: 'corral' }),
+  agents: z
+    .strictObject({
+      'claude-code': agentCliSchema.optional().meta({ description: 'How Claude Code is started.' }),
+      codex: agentCliSchema.optional().meta({ description: 'How Codex is started.' }),
+    })
+    .optional()
+    .meta({ description: 'Where the agent CLIs are, when not `claude` and `codex` on PATH.' }),
   prices: z
     .record(modelName, priceSchema)
     .optional()

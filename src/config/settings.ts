@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { DEFAULT_MODEL } from '../ticket/model-id.js';
 import { SECRET_NAME } from '../text/redact.js';
 import { effectiveConfig } from './describe.js';
@@ -7,7 +8,7 @@ import type { Problem } from '../errors.js';
 import { HOOK_EVENTS, type HooksConfig } from '../policy/hooks-schema.js';
 import { runStartRules, type PolicyLayer } from '../policy/stack.js';
 import type { ExpressionRule } from '../policy/types.js';
-import { DEFAULT_BUDGET, type EnvChanges, type SandboxMode, type Ticket, type TicketBudget } from '../ticket/types.js';
+import { DEFAULT_BUDGET, type AgentKind, type EnvChanges, type SandboxMode, type Ticket, type TicketBudget } from '../ticket/types.js';
 import { envChanges, sandboxParts } from '../ticket/schema.js';
 import type { ClaudeCodeLayer } from './claude-code.js';
 import type { ClaudeCodeSettings, ConfigFileSlot, ConfigLayer, LoadedConfig } from './load.js';
@@ -37,6 +38,10 @@ export interface Settings {
   budget: { [K in keyof TicketBudget]?: Sourced<number> };
   prices: Record<string, Sourced<ModelPrice>>;
   sandbox: Sourced<SandboxMode>;
+  /** The agent of tickets that name none. */
+  agent: Sourced<AgentKind>;
+  /** The agent CLIs config names (`agents.<kind>.command`), as written and made absolute when a path. */
+  agentCommands: Partial<Record<Exclude<AgentKind, 'corral'>, Sourced<string>>>;
   /** Folders every ticket's sandbox shows read-only (user and project lists add up). */
   sandboxRead: Sourced<string>[];
   /** Secret-named worktree files every ticket exposes. */
@@ -79,6 +84,8 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files' | 'cl
     budget: {},
     prices: {},
     sandbox: { value: 'auto', from: DEFAULT },
+    agent: { value: 'corral', from: DEFAULT },
+    agentCommands: {},
     sandboxRead: [],
     sandboxExpose: [],
     sandboxPerCommand: { value: false, from: DEFAULT },
@@ -125,6 +132,13 @@ export function settingsFrom(loaded: Pick<LoadedConfig, 'layers' | 'files' | 'cl
         },
         from: fromLayer(layer, ['prices', model]),
       };
+    }
+    if (data.agent !== undefined) settings.agent = { value: data.agent, from: fromLayer(layer, ['agent']) };
+    for (const [kind, cli] of Object.entries(data.agents ?? {}) as [Exclude<AgentKind, 'corral'>, { command: string } | undefined][]) {
+      if (cli === undefined) continue;
+      // A path is relative to the file that names it; a bare name is looked up on PATH.
+      const command = cli.command.includes('/') ? path.resolve(path.dirname(layer.file), cli.command) : cli.command;
+      settings.agentCommands[kind] = { value: command, from: fromLayer(layer, ['agents', kind, 'command']) };
     }
     const sandbox = sandboxParts(data.sandbox);
     const modeAt = typeof data.sandbox === 'string' ? ['sandbox'] : ['sandbox', 'mode'];
@@ -246,7 +260,7 @@ export function priceTable(settings: Settings): PriceTable {
  * config's, with an alias resolved), budget fields it did not set taken from config,
  * and the config's sandbox when it named none. Problems name the ticket's file.
  */
-export function applySettings(ticket: Ticket, settings: Settings, options: { modelOverride?: string; shownFile: string }): { ticket: Ticket; problems: Problem[] } {
+export function applySettings(ticket: Ticket, settings: Settings, options: { modelOverride?: string; agentOverride?: AgentKind; shownFile: string }): { ticket: Ticket; problems: Problem[] } {
   const problems: Problem[] = [];
   const named = options.modelOverride ?? ticket.model ?? settings.model.value;
   const alias = Object.hasOwn(settings.aliases, named) ? settings.aliases[named] : undefined;
@@ -268,6 +282,8 @@ export function applySettings(ticket: Ticket, settings: Settings, options: { mod
     ticket: {
       ...ticket,
       model,
+      // As `--model`: `--agent` overrides the ticket, whose own choice beats the config's.
+      agent: options.agentOverride ?? ticket.given.agent ?? settings.agent.value,
       budget: { ...DEFAULT_BUDGET, ...configBudget, ...ticket.given.budget },
       sandbox: ticket.given.sandbox ?? settings.sandbox.value,
       sandboxChosen: ticket.given.sandbox !== undefined || settings.sandbox.from !== DEFAULT,

@@ -56,6 +56,8 @@ export interface TraceSummary {
   runId: string | null;
   ticket: { id: string; title?: string } | null;
   model: string | null;
+  /** The agent CLI that worked the ticket (docs/agents.md), absent for corral's own loop. */
+  agent?: { kind: string; version: string };
   /** Whether the trace has its `end` event; a crash leaves it out. */
   finished: boolean;
   status: string | null;
@@ -138,6 +140,7 @@ export function summarizeTrace(fold: RunFold, skippedLines = 0): TraceSummary {
     runId: fold.start?.runId ?? null,
     ticket: fold.start ? { id: fold.start.ticket.id, ...(fold.start.ticket.title ? { title: fold.start.ticket.title } : {}) } : null,
     model: fold.start?.model ?? null,
+    ...(fold.agent ? { agent: { kind: fold.agent.kind, version: fold.agent.version } } : {}),
     finished: fold.end !== null,
     status: fold.end?.status ?? null,
     exitCode: fold.end?.exitCode ?? null,
@@ -194,7 +197,7 @@ export function formatTraceSummary(s: TraceSummary, c: ChalkInstance, width = DE
   } else {
     lines.push(`  ${label('status')}${c.yellow.bold(`unfinished: the trace ends at step ${s.lastStep}`)} ${c.dim('(no end event)')}`);
   }
-  lines.push(`  ${label('model')}${visible(s.model ?? 'unknown')}`);
+  lines.push(`  ${label('model')}${visible(s.model ?? 'unknown')}${s.agent ? c.dim(` (through ${visible(s.agent.kind)} ${visible(s.agent.version)})`) : ''}`);
   const duration = s.durationMs === null ? '' : ` · ${formatDuration(s.durationMs)}`;
   lines.push(`  ${label('steps')}${s.steps} · ${s.toolCalls} tool calls · ${s.denied.length} denied · ${s.asked.length} asked${duration}`);
   const t = s.tokens;

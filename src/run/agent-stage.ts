@@ -4,6 +4,7 @@ import { buildSystemPrompt, buildTaskMessage } from '../agent/system-prompt.js';
 import { sandboxConfinement } from '../guard/sandbox/sandbox.js';
 import { toolSpecs } from '../tools/index.js';
 import type { Outcome } from '../trace/outcome.js';
+import { runCliAgentStage } from './agent-cli-stage.js';
 import { formatCheckFeedback, runChecks, runTicketCommand } from './checks.js';
 import { listedInstructionEntries } from './disk-space.js';
 import type { Run } from './prepare.js';
@@ -30,6 +31,10 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
       workspace.maskSecrets();
     }
     const [confinement, instructions] = await Promise.all([sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH), instructionsRead]);
+    if (ticket.agent !== 'corral') {
+      // An agent CLI gets the same instructions and task as corral's own loop, and is answered by the same workspace.
+      return (outcome = await runCliAgentStage(run, await pending.ready, ticket.agent, buildSystemPrompt(ticket, confinement, instructions), buildTaskMessage(ticket)));
+    }
     const loop = agentLoop({
       model: run.model,
       system: buildSystemPrompt(ticket, confinement, instructions),

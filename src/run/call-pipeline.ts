@@ -114,6 +114,12 @@ type Phase = (call: Call, context: ToolContext) => Promise<void>;
 
 export interface CallPipeline {
   run(use: ToolUse, step: number, context: ToolContext): Promise<ToolOutput>;
+  /**
+   * Judges a call an agent CLI runs itself: validate, PreToolUse hooks, the guard, the
+   * approver (phases 1-4), each with its events; nothing runs. Refused, `reason` is what
+   * the model is told (the rule and why).
+   */
+  decide(use: ToolUse, step: number, signal: AbortSignal): Promise<{ allowed: boolean; reason: string; decision?: Decision }>;
   /** Runs the hooks of an event outside a call (Stop). */
   hooks(event: HookEvent, payload: HookPayload, signal: AbortSignal, step: number): Promise<HookOutcome>;
   /** Denied or refused calls in a row; an allowed call resets it, an invalid one (a model's slip) counts neither way. */
@@ -286,6 +292,8 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
   };
 
   const PHASES: readonly Phase[] = [validate, preHooks, judge, approve, execute, postHooks];
+  // What an agent CLI asks: the call is judged here and run by the agent.
+  const JUDGING_PHASES: readonly Phase[] = [validate, preHooks, judge, approve];
 
   return {
     async run(use, step, context) {
@@ -304,6 +312,19 @@ export function createCallPipeline(site: PipelineSite): CallPipeline {
       const decision = call.decision;
       const verdict = decision === undefined ? undefined : { effect: decision.effect, rule: decision.rule, ...(call.answer !== undefined ? { approved: call.answer.approved } : {}) };
       return { content: call.output!.content, isError: call.output!.isError, ...(verdict ? { verdict } : {}) };
+    },
+    async decide(use, step, signal) {
+      const call: Call = { step, use, signal, started: performance.now(), context: [] };
+      note(call, 'start');
+      for (const phase of JUDGING_PHASES) {
+        await phase(call, undefined as never);
+        if (call.ended) break;
+      }
+      const decision = call.decision;
+      if (call.ended || decision === undefined) return { allowed: false, reason: call.output?.content ?? 'The call could not be judged; it was not run.', ...(decision ? { decision } : {}) };
+      refusalsInARow = 0;
+      const by = decision.effect === 'ask' ? `approved (rule ${decision.rule})` : `rule ${decision.rule} (${decision.scope})`;
+      return { allowed: true, reason: `corral allowed it: ${by}: ${decision.reason}`, decision };
     },
     hooks,
     get refusalsInARow() {

@@ -9,6 +9,8 @@ import type { Ticket } from '../ticket/types.js';
 import { resolveCommit } from '../git/git.js';
 import { hookProblems } from './hook-preflight.js';
 import { preflightTicket, type PreflightOptions } from './preflight.js';
+import { findAgentCli, type ExternalAgent, type FoundCli } from '../agents/find-cli.js';
+import type { AgentKind } from '../ticket/types.js';
 
 export interface LoadedTicket {
   /** The path as shown to the user (relative to cwd). */
@@ -24,6 +26,8 @@ export interface LoadedTicket {
 
 export interface LoadTicketsOptions extends PreflightOptions {
   model?: string;
+  /** `--agent`: who works every ticket. */
+  agent?: AgentKind;
   /** A batch dollar cap is set (`--max-usd`): each ticket needs a cap of its own to be weighed against it. */
   requireUsdBudget?: boolean;
   /** The worktree starts from the host's working tree (`--from-worktree`), not the base commit. */
@@ -42,6 +46,8 @@ export async function loadTickets(inputs: string[], options: LoadTicketsOptions)
   const configs = new Map<string, Promise<LoadedConfig>>();
   // The hooks of a repository are checked once per base they run against, and said once.
   const hooksChecked = new Set<string>();
+  // Each agent CLI is looked for and asked its version once per command it is named by.
+  const clis = new Map<string, Promise<FoundCli>>();
   const configOf = (repo: string): Promise<LoadedConfig> => {
     let config = configs.get(repo);
     if (config === undefined) configs.set(repo, (config = loadConfig(repo, options.env, options.cwd)));
@@ -57,7 +63,7 @@ export async function loadTickets(inputs: string[], options: LoadTicketsOptions)
         continue;
       }
       const settings = settingsFrom(config);
-      const applied = applySettings(ticket, settings, { ...(options.model ? { modelOverride: options.model } : {}), shownFile: shown });
+      const applied = applySettings(ticket, settings, { ...(options.model ? { modelOverride: options.model } : {}), ...(options.agent ? { agentOverride: options.agent } : {}), shownFile: shown });
       const problems = [...applied.problems, ...(await preflightTicket(applied.ticket, { env: options.env, cwd: options.cwd, requireKey: options.requireKey, prices: priceTable(settings), ...(options.loadReplayScript ? { loadReplayScript: options.loadReplayScript } : {}), requireSandbox: options.requireSandbox ?? false }))];
       if (settings.hookEntries.length > 0) {
         const commit = options.fromWorktree ? null : (applied.ticket.baseCommit ?? (await resolveCommit(applied.ticket.repo, applied.ticket.base)));
@@ -68,6 +74,7 @@ export async function loadTickets(inputs: string[], options: LoadTicketsOptions)
           problems.push(...(await hookProblems(settings.hookEntries, applied.ticket.repo, source, options.env, options.cwd)));
         }
       }
+      if (applied.ticket.agent !== 'corral' && options.requireKey) problems.push(...(await agentCliProblems(applied.ticket.agent, settings, options.env, shown, clis)));
       const budgetUsd = applied.ticket.budget.usd;
       if (options.requireUsdBudget && budgetUsd === undefined) {
         problems.push({ file: shown, line: 1, column: 1, field: 'budget.usd', message: 'no dollar budget: --max-usd starts a ticket only when what the batch has left covers the ticket\'s own budget.usd', hint: 'give the ticket (or `budget:` in corral.yaml) a `usd:` cap, or run without --max-usd' });
@@ -93,4 +100,16 @@ export async function loadTickets(inputs: string[], options: LoadTicketsOptions)
     loaded.find((l) => l.shown === duplicate.file)?.problems.push(duplicate);
   }
   return loaded;
+}
+
+/** A ticket's agent CLI that is missing or too old, as a problem of the ticket: nothing runs (exit 64). */
+async function agentCliProblems(kind: ExternalAgent, settings: Settings, env: NodeJS.ProcessEnv, shown: string, clis: Map<string, Promise<FoundCli>>): Promise<Problem[]> {
+  const configured = settings.agentCommands[kind];
+  const key = `${kind}\0${configured?.value ?? ''}`;
+  let found = clis.get(key);
+  if (found === undefined) clis.set(key, (found = findAgentCli(kind, configured?.value, env)));
+  const result = await found;
+  if (result.ok) return [];
+  const where = configured === undefined ? '' : ` (agents.${kind}.command, ${configured.from})`;
+  return [{ file: shown, line: 1, column: 1, field: 'agent', message: `${result.message}${where}`, hint: result.hint }];
 }

@@ -70,7 +70,8 @@ export async function preflightTicket(ticket: Ticket, options: PreflightOptions)
       if (!(error instanceof UsageError)) throw error;
       problems.push(...(error.problems.length > 0 ? error.problems : [at('model', error.message)]));
     }
-  } else if (options.requireKey) {
+  } else if (options.requireKey && ticket.agent !== 'codex') {
+    // Codex reads its own key or login (OPENAI_API_KEY, CODEX_API_KEY, its auth file): its run says what it lacks.
     const noKey = missingKeyError(modelId, options.env);
     if (noKey) problems.push(at('model', noKey.message));
   }

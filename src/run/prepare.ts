@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BudgetMeter } from '../agent/budget.js';
-import { prepareModel } from '../agent/create-model.js';
+import { agentCliModel, prepareModel } from '../agent/create-model.js';
 import type { Model } from '../agent/model.js';
 import { memoizeReplayLoads, type ReplayLoader } from '../agent/replay-model.js';
 import { createApprover, type Approver } from '../guard/approval/approver.js';
@@ -111,7 +111,8 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
   const settings = options.settings ?? defaultSettings();
   const modelId = modelOf(ticket);
   const loadScript = options.loadReplayScript ?? memoizeReplayLoads();
-  const model = await prepareModel(modelId, options.env, options.cwd, settings.modelApi, loadScript);
+  // An agent CLI talks to its model itself: nothing of corral's model client is made.
+  const model = ticket.agent === 'corral' ? await prepareModel(modelId, options.env, options.cwd, settings.modelApi, loadScript) : agentCliModel(modelId, ticket.agent);
   // The result branch's tip as the run begins: a run commits over it only if nobody moved it meanwhile.
   const branchTipAtStart = resolveCommit(ticket.repo, `refs/heads/corral/${ticket.id}`).catch(() => null);
   const baseCommit = ticket.baseCommit ?? (await resolveCommit(ticket.repo, ticket.base));

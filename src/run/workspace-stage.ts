@@ -12,6 +12,9 @@ import { hostDifferences, recordHostState, type HostState } from '../workspace/h
 import { openRepoCache, type RepoCache } from '../workspace/repo-cache.js';
 import { countUncommitted } from '../workspace/working-tree.js';
 import { createWorktree, releaseWorktree, removeWorktree, runTempDirOf, type Worktree } from '../workspace/worktree.js';
+import { agentControlDir } from '../agents/drivers.js';
+import { agentCliFolder } from '../agents/find-cli.js';
+import { corralPackage } from '../package.js';
 import { createCallPipeline, type CallPipeline } from './call-pipeline.js';
 import type { CommandSite } from './checks.js';
 import type { Run } from './prepare.js';
@@ -156,6 +159,13 @@ async function makeWorkspace(run: Run, started: (sandbox: Sandbox) => void, made
   const hookScripts = await hookScriptFiles(settings.hooks, worktree.dir, env);
   const wantsResponse = (settings.hooks.PostToolUse ?? []).length > 0;
   const hookDigests = digestFiles(hookScripts);
+  // An agent CLI's settings and guard socket: shown read-only inside, so no call can replace them.
+  const agentDir = ticket.agent === 'corral' ? undefined : agentControlDir(run.runDir);
+  if (agentDir !== undefined) await mkdir(agentDir, { recursive: true, mode: 0o700 });
+  // The agent CLI itself runs inside, from wherever it is installed.
+  const cliFolder = ticket.agent === 'corral' ? undefined : agentCliFolder(ticket.agent, settings.agentCommands[ticket.agent]?.value, options.env);
+  // So does corral's own hook command, from this copy of corral.
+  const cliFolders = ticket.agent === 'corral' ? [] : readableDirectories({ additionalDirectories: [...(cliFolder === undefined ? [] : [{ value: cliFolder, from: `the ${ticket.agent} CLI` }]), { value: corralPackage().dir, from: "corral's hook command" }] }, env.HOME, run.warn);
   // One sandbox for every command of the run: setup, the agent's Bash calls, checks.
   // Read/Write/Edit run in corral, under the guard.
   const sandbox = await createSandbox({
@@ -168,7 +178,7 @@ async function makeWorkspace(run: Run, started: (sandbox: Sandbox) => void, made
     ...(repoCache ? { setupWritable: [repoCache.packages] } : {}),
     ...(env.HOME ? { home: env.HOME } : {}),
     ...(options.env.PATH ? { searchPath: options.env.PATH } : {}),
-    readPaths: [...ticket.sandboxRead, ...readableDirectories(settings, env.HOME, run.warn)],
+    readPaths: [...ticket.sandboxRead, ...readableDirectories(settings, env.HOME, run.warn), ...(agentDir === undefined ? [] : [agentDir]), ...cliFolders],
     expose: ticket.sandboxExpose,
     ...(ticket.sandboxPerCommand ? { perCommand: true } : {}),
   });
@@ -272,7 +282,7 @@ function digestFiles(files: string[]): Map<string, string> {
  * (writes stay in the worktree). One that holds credentials or the whole home is left
  * out with a warning, not refused: the settings file is valid for Claude Code.
  */
-function readableDirectories(settings: Settings, home: string | undefined, warn: (message: string) => void): string[] {
+function readableDirectories(settings: Pick<Settings, 'additionalDirectories'>, home: string | undefined, warn: (message: string) => void): string[] {
   return settings.additionalDirectories.flatMap((entry) => {
     try {
       return checkReadPaths([entry.value], home);

@@ -41,6 +41,7 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     checks: (fields.checks ?? []).map(normaliseCommand),
     budget: { ...DEFAULT_BUDGET, ...fields.budget },
     model: facts.model,
+    agent: fields.agent ?? 'corral',
     checkRounds: fields.check_rounds ?? DEFAULT_CHECK_ROUNDS,
     allowEmpty: fields.allow_empty ?? false,
     policy: fields.policy,
@@ -55,7 +56,7 @@ export function normaliseTicket(fields: TicketFile, facts: TicketFacts): Ticket 
     instructions: fields.instructions ?? true,
     ...(fields.context ? { context: { ...(fields.context.window !== undefined ? { window: fields.context.window } : {}), ...(fields.context.keep_tool_results !== undefined ? { keepToolResults: fields.context.keep_tool_results } : {}) } } : {}),
     ...(sandbox.perCommand ? { sandboxPerCommand: true } : {}),
-    given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}), ...(sandbox.perCommand === undefined ? {} : { sandboxPerCommand: sandbox.perCommand }) },
+    given: { budget: { ...fields.budget }, ...(sandbox.mode ? { sandbox: sandbox.mode } : {}), ...(sandbox.perCommand === undefined ? {} : { sandboxPerCommand: sandbox.perCommand }), ...(fields.agent ? { agent: fields.agent } : {}) },
   };
 }
 

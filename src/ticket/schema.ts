@@ -155,6 +155,9 @@ export const contextSchema = z.strictObject({
     .optional()
     .meta({ description: 'How many of the newest tool results stay whole when older ones are cleared to make room.', default: DEFAULT_KEEP_TOOL_RESULTS }),
 });
+/** The agents a ticket can run: corral's own loop, or an agent CLI under corral's guard. */
+export const AGENT_KINDS = ['corral', 'claude-code', 'codex'] as const;
+export const agentSchema = z.enum(AGENT_KINDS);
 
 export const ticketFileSchema = z.strictObject({
   id: z
@@ -199,6 +202,9 @@ export const ticketFileSchema = z.strictObject({
   context: contextSchema
     .optional()
     .meta({ description: "How the conversation is kept within the model's context window: old tool results cleared, then older turns compacted into a summary (see docs/trace.md)." }),
+  agent: agentSchema
+    .optional()
+    .meta({ description: 'Which agent works the ticket: corral\'s own loop, or Claude Code or Codex run headless under corral\'s guard and sandbox (see docs/agents.md).', default: 'corral' }),
   check_rounds: z
     .int()
     .min(0)

@@ -20,6 +20,9 @@ export type EnvChanges = Record<string, string | null | true>;
 
 export type SandboxMode = 'bwrap' | 'none' | 'auto';
 
+/** Who works the ticket: corral's own loop, or an agent CLI run under corral's guard. */
+export type AgentKind = 'corral' | 'claude-code' | 'codex';
+
 /** A ticket after validation and normalisation: paths absolute, defaults filled in. */
 export interface Ticket {
   /** Absolute path of the ticket file. */
@@ -43,6 +46,8 @@ export interface Ticket {
   budget: TicketBudget;
   /** A model id, `replay:<absolute path>`, or undefined for the default model. */
   model?: string;
+  /** Who works the ticket (the ticket's, else `--agent` or the config's, else corral's own loop). */
+  agent: AgentKind;
   checkRounds: number;
   allowEmpty: boolean;
   /** Extra guard rules for this ticket, as written; enforced once the guard lands. */
@@ -72,7 +77,7 @@ export interface Ticket {
   /** The ticket's `context`, when it has one. */
   context?: TicketContext;
   /** What the ticket file itself set, so config defaults fill only the rest. */
-  given: { budget: Partial<TicketBudget>; sandbox?: SandboxMode; sandboxPerCommand?: boolean };
+  given: { budget: Partial<TicketBudget>; sandbox?: SandboxMode; sandboxPerCommand?: boolean; agent?: AgentKind };
 }
 
 /** How the conversation is kept within the model's context window (`context` in a ticket). */

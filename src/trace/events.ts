@@ -84,6 +84,8 @@ const EVENT_SCHEMAS = [
   event('context_cleared', { step: z.number(), results: z.number(), bytesBefore: z.number(), bytesAfter: z.number(), tokensBefore: z.number(), tokensAfter: z.number(), window: z.number() }),
   /** Older turns were replaced by one summary message (`summary`, as the model got it) before this step's request. */
   event('context_compacted', { step: z.number(), turns: z.number(), bytesBefore: z.number(), bytesAfter: z.number(), tokensBefore: z.number(), tokensAfter: z.number(), summary: z.string() }),
+  /** The ticket runs under an agent CLI (docs/agents.md): which, where, its version; each session it started or resumed. */
+  event('agent', { kind: z.enum(['claude-code', 'codex']), cli: z.string(), version: z.string(), sessionId: z.string().optional() }),
   event('model_request', { step: z.number(), messages: z.number(), bytes: z.number() }),
   event('model_response', {
     step: z.number(),

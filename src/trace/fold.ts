@@ -33,6 +33,8 @@ export interface RunFold {
   instructions: Omit<EventOf<'instructions'>, 'type'> | null;
   worktree: Omit<EventOf<'worktree'>, 'type'> | null;
   sandbox: Omit<EventOf<'sandbox'>, 'type'> | null;
+  /** The agent CLI that worked the ticket (its last session); null for corral's own loop. */
+  agent: Omit<EventOf<'agent'>, 'type'> | null;
   secrets: { masked: string[]; exposed: string[] } | null;
   setup: Omit<EventOf<'setup'>, 'type'>[];
   /** Model turns answered. */
@@ -95,6 +97,7 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
     instructions: null,
     worktree: null,
     sandbox: null,
+    agent: null,
     secrets: null,
     setup: [],
     steps: 0,
@@ -176,6 +179,9 @@ export function createRunFold(options: FoldOptions = {}): IncrementalFold {
         break;
       case 'setup':
         fold.setup.push({ name: event.name, exitCode: event.exitCode, timedOut: event.timedOut, durationMs: event.durationMs, output: event.output });
+        break;
+      case 'agent':
+        fold.agent = { kind: event.kind, cli: event.cli, version: event.version, ...(event.sessionId !== undefined ? { sessionId: event.sessionId } : {}) };
         break;
       case 'policy':
       case 'model_request':

@@ -37,6 +37,7 @@ function ticket(extra: Partial<Ticket> = {}): Ticket {
     checks: [],
     budget: DEFAULT_BUDGET,
     checkRounds: 2,
+    agent: 'corral',
     allowEmpty: false,
     labels: [],
     env: {},

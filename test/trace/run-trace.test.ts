@@ -10,7 +10,7 @@ import { EVENT_TYPES, type RunEvent } from '../../src/trace/events.js';
 import { createRunFold, foldRun, runResultOf, type RunFold } from '../../src/trace/fold.js';
 import { readTrace } from '../../src/trace/read.js';
 import type { RunResult } from '../../src/trace/result.js';
-import { NO_USER_CONFIG } from '../support/cli.js';
+import { NO_USER_CONFIG, PROJECT_ROOT } from '../support/cli.js';
 import { repoWithFiles, tempDir } from '../support/repo.js';
 
 // Real runs (replay model, real worktree, guard, hooks, checks and fence) and their traces:
@@ -236,6 +236,26 @@ describe('the trace of a real run', () => {
     // Each command the script names ran once, in order.
     const commands = read.events.flatMap((e) => (e.type === 'tool_call' && e.tool === 'Bash' ? [(e.input as { command: string }).command] : []));
     expect(commands.map((c) => c.slice(-7))).toEqual(Array.from({ length: 12 }, (_, i) => ` turn ${i}'`.slice(-7)));
+  });
+
+  it('under an agent CLI (the fake Claude Code), the trace reads back strictly and folds into the result', async () => {
+    const fake = path.join(PROJECT_ROOT, 'test', 'fixtures', 'fake-claude.mjs');
+    const repo = repoWithFiles(
+      {
+        'src/app.js': 'export const app = 1;\n',
+        'corral.yaml': `agents:\n  claude-code:\n    command: ${JSON.stringify(fake)}\n`,
+        'ticket.yaml': 'task: t\nallow: ["src/**"]\nagent: claude-code\nenv: {FAKE_AGENT_SCRIPT: fake.json}\n',
+        'fake.json': JSON.stringify({ sessions: [[{ tool: 'Write', input: { file_path: 'src/app.js', content: 'export const app = 4;\n' } }, { text: 'Written.' }]] }),
+      },
+      'corral-run-trace-',
+    );
+    const { result, live } = await run(repo, 'ticket.yaml');
+    expect(result.status).toBe('passed');
+    const read = await readStrictly(result);
+    for (const event of read.events) seen.add(event.type);
+    expect(read.events.map((event) => event.type)).toContain('agent');
+    expect(runResultOf(foldRun(read.events, { price: listPrice }))).toEqual(result);
+    expect(runResultOf(foldRun(live, { price: listPrice }))).toEqual(result);
   });
 
   it('between them, the runs wrote every event type the schema names, and no other', () => {

@@ -40,7 +40,7 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
   const loadReplayScript = memoizeReplayLoads();
   // Nobody watching means nobody to notice commands running unconfined: that must be chosen.
   const requireSandbox = Boolean(options.unattended) || isCi(io.env);
-  const loaded = await loadTickets(inputs, { ...(model ? { model } : {}), env: io.env, cwd, requireKey: true, requireUsdBudget: maxUsd !== undefined, loadReplayScript, requireSandbox, fromWorktree: Boolean(options.fromWorktree) });
+  const loaded = await loadTickets(inputs, { ...(model ? { model } : {}), ...(options.agent ? { agent: options.agent } : {}), env: io.env, cwd, requireKey: true, requireUsdBudget: maxUsd !== undefined, loadReplayScript, requireSandbox, fromWorktree: Boolean(options.fromWorktree) });
   const problems = loaded.flatMap((l) => l.problems);
   if (problems.length > 0) throw new UsageError(`${problems.length} problem(s) in the tickets; nothing was run`, problems);
   const runs = loaded

@@ -1,0 +1,29 @@
+import { runGuardHook } from '../../agents/guard-hook.js';
+import type { HookAnswer } from '../../agents/hook-protocol.js';
+import { judgeCall } from '../../run/call-pipeline.js';
+import { dryRunGuard } from '../../run/dry-run.js';
+import type { CliIo } from '../io.js';
+
+/**
+ * `corral guard hook --agent <kind>`: an agent's PreToolUse hook. Inside a run the running
+ * corral decides over its socket; in a person's own session the repository's settings
+ * decide here (as `corral explain` judges), an ask left to the agent's own prompt.
+ */
+export async function guardHookCommand(options: { agent: 'claude-code' | 'codex' }, io: CliIo): Promise<number> {
+  const stdin = await readAll(io.stdin);
+  let guard: Awaited<ReturnType<typeof dryRunGuard>> | undefined;
+  const answer = await runGuardHook(options.agent, stdin, io.env, async (call): Promise<HookAnswer> => {
+    guard ??= await dryRunGuard(undefined, process.cwd(), io.env);
+    const { decision } = (await judgeCall(guard, call.tool, call.input)).verdict;
+    return { effect: decision.effect, reason: `corral ${decision.effect === 'allow' ? 'allows' : decision.effect === 'deny' ? 'denies' : 'asks'}: rule ${decision.rule} (${decision.source ?? decision.scope}): ${decision.reason}` };
+  });
+  io.stdout.write(answer.stdout);
+  if (answer.stderr) io.stderr.write(answer.stderr);
+  return answer.exitCode;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
