@@ -16,9 +16,11 @@ function tomlString(value: string): string {
  * never asked (corral's answer is the one that counts), and Codex's own sandbox off only
  * where corral's bubblewrap holds the whole CLI.
  */
-export function codexConfig(hookCommand: string, confined: boolean): string {
+export function codexConfig(hookCommand: string, confined: boolean, apiBaseUrl?: string): string {
   return [
     '# Written by corral for one run; rewritten at every start.',
+    // Codex reads no OPENAI_BASE_URL: the model proxy's loopback base goes here.
+    ...(apiBaseUrl === undefined ? [] : [`openai_base_url = ${tomlString(apiBaseUrl)}`]),
     `approval_policy = "never"`,
     `sandbox_mode = ${tomlString(confined ? 'danger-full-access' : 'workspace-write')}`,
     '',
@@ -44,7 +46,7 @@ export function codexLaunch(request: LaunchRequest): AgentLaunch {
   const args = request.resume === undefined ? ['exec', ...common, prompt] : ['exec', 'resume', ...common, request.resume, prompt];
   return {
     args,
-    files: [{ path: path.join(home, 'config.toml'), content: codexConfig(request.hookCommand, request.confined) }],
+    files: [{ path: path.join(home, 'config.toml'), content: codexConfig(request.hookCommand, request.confined, request.apiBaseUrl) }],
     dirs: [home],
     env: { CODEX_HOME: home },
   };

@@ -19,6 +19,8 @@ export interface LaunchRequest {
   confined: boolean;
   /** The shell command of the PreToolUse hook: `corral guard hook --agent <kind>`. */
   hookCommand: string;
+  /** The model API's base URL inside the sandbox (corral's model proxy), for a CLI that takes it only from its config. */
+  apiBaseUrl?: string;
 }
 
 /** How to start it: arguments, files to write first, and variables beside the tools' environment. */

@@ -33,6 +33,10 @@ export interface CliAgentSite {
   env: Record<string, string>;
   /** How the agent reaches its model API (modelAccess in the run): variables only the CLI needs. */
   modelEnv: Record<string, string>;
+  /** The CLI's argv as it must start to reach its API (under the model proxy's bridge), before the sandbox wraps it. */
+  modelCommand(argv: string[]): string[];
+  /** The API base to write into the agent's config, for a CLI that reads no variable for it (Codex). */
+  apiBaseUrl?: string;
   sandbox: CommandSandbox;
   /** Whether `sandbox` is a real one (bubblewrap), which replaces the agent's own. */
   confined: boolean;
@@ -266,6 +270,7 @@ async function runSession(
     stateDir: site.stateDir,
     hookCommand: site.hookCommand,
     confined: site.confined,
+    ...(site.apiBaseUrl === undefined ? {} : { apiBaseUrl: site.apiBaseUrl }),
   });
   for (const dir of launch.dirs) await mkdir(dir, { recursive: true, mode: 0o700 });
   for (const file of launch.files) {
@@ -273,7 +278,7 @@ async function runSession(
     await writeFile(file.path, file.content, { mode: 0o600 });
   }
   const env = { ...site.env, ...site.modelEnv, ...launch.env, [GUARD_SOCKET_ENV]: path.join(site.controlDir, 'guard.sock') };
-  const argv = site.sandbox.wrap([site.cli.file, ...launch.args], site.worktree);
+  const argv = site.sandbox.wrap(site.modelCommand([site.cli.file, ...launch.args]), site.worktree);
   const session: Session = { exitCode: null, signal: null, stderrTail: '' };
   const reader = site.driver.stream();
   return new Promise<Session>((resolve) => {

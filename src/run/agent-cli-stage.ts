@@ -24,17 +24,15 @@ export async function runCliAgentStage(run: Run, workspace: Workspace, kind: Ext
   if (!found.ok) return { kind: 'internal_error', reason: `${found.message} (${found.hint})` };
   const { cli } = found;
   run.emit({ type: 'agent', kind, cli: cli.file, version: cli.version });
-  const access = await modelAccess(kind, options.env);
-  if (access.needsNetwork && workspace.sandbox.kind === 'bwrap' && !workspace.sandbox.network) {
-    run.warn(`${kind} reaches its model API over the network, which this ticket's sandbox does not have (network: false); until corral's model proxy is in place, give the ticket network: true`);
-  }
+  const controlDir = agentControlDir(run.runDir);
+  // The control folder is shown read-only at its own path in the sandbox: the proxy's socket goes there.
+  const access = await modelAccess(kind, options.env, workspace.sandbox.kind === 'bwrap' ? controlDir : undefined);
   const { pipeline } = workspace;
   const tmpDir = workspace.commands.env.TMPDIR ?? path.join(path.dirname(workspace.worktree.dir), 'tmp');
   const stateDir = path.join(tmpDir, '.corral-agent');
   // The agent's home is the run's own: its config, sessions and caches never reach the user's ~/.claude or ~/.codex.
   const env = { ...workspace.commands.env, HOME: path.join(stateDir, 'home') };
   const limit = settings.maxRefusalsInARow.value;
-  const controlDir = agentControlDir(run.runDir);
   try {
     return await runCliAgent({
       driver: driverOf(kind),
@@ -44,6 +42,8 @@ export async function runCliAgentStage(run: Run, workspace: Workspace, kind: Ext
       stateDir,
       env,
       modelEnv: access.env,
+      modelCommand: access.command,
+      ...(access.baseUrl === undefined ? {} : { apiBaseUrl: access.baseUrl }),
       sandbox: workspace.sandbox,
       confined: workspace.sandbox.kind === 'bwrap',
       hookCommand: hookCommand(kind),

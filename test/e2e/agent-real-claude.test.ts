@@ -24,14 +24,19 @@ describe.skipIf(CLAUDE === undefined)(`the real Claude Code CLI under corral${CL
     const turns: ScriptStep[] = [
       { content: [{ type: 'tool_use', id: 'toolu_deny', name: 'Bash', input: { command: 'git status --short', description: 'status' } }] },
       { content: [{ type: 'tool_use', id: 'toolu_write', name: 'Bash', input: { command: "printf 'export const hello = 1;\\n' > src/hello.js", description: 'write' } }] },
+      // The tools run in a sandbox with no network and no key: the model's API is reached only through corral's proxy.
+      { content: [{ type: 'tool_use', id: 'toolu_env', name: 'Bash', input: { command: 'env', description: 'env' } }] },
+      { content: [{ type: 'tool_use', id: 'toolu_net', name: 'Bash', input: { command: `node -e "require('http').get(process.argv[1], () => console.log('REACHED')).on('error', (e) => console.log('NO NETWORK ' + e.code))" URL`, description: 'net' } }] },
       { content: [{ type: 'text', text: 'Added src/hello.js.' }] },
     ];
     const repo = repoWithFiles({
       'corral.yaml': `agents:\n  claude-code:\n    command: ${JSON.stringify(CLAUDE)}\n`,
-      'ticket.yaml': `${JSON.stringify({ task: 'Add src/hello.js.', allow: ['src/**'], agent: 'claude-code', model: 'claude-sonnet-4-5', network: true, checks: ['grep -q hello src/hello.js'], policy: { deny: ['Bash(git status:*)'], allow: ['Bash(printf:*)'] } })}\n`,
+      'ticket.yaml': `${JSON.stringify({ task: 'Add src/hello.js.', allow: ['src/**'], agent: 'claude-code', model: 'claude-sonnet-4-5', checks: ['grep -q hello src/hello.js'], policy: { deny: ['Bash(git status:*)'], allow: ['Bash(printf:*)', 'Bash(env)', 'Bash(node:*)'] } })}\n`,
       'src/greet.js': 'export const greet = () => "hi";\n',
     });
     server = await startMessagesServer(turns);
+    const net = turns[3]!.content[0] as { input: { command: string } };
+    net.input.command = net.input.command.replace(/URL$/, server.url);
     const run = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key-000000', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' }, timeoutMs: 240_000 });
     const summary = server.requests.map((r) => `${r.body.model} tools=${(r.body.tools ?? []).length} msgs=${r.body.messages.length}`).join('\n');
     const report = runReport(run.stdout);
@@ -45,8 +50,13 @@ describe.skipIf(CLAUDE === undefined)(`the real Claude Code CLI under corral${CL
     const sent = JSON.stringify(server.requests.map((r) => r.body.messages));
     expect(sent).toContain('Rule: Bash(git status:*)');
     // The allowed call ran in the worktree, and the trace holds the turns, calls and results.
-    expect(events.filter((e) => e.type === 'decision').map((e) => e.effect)).toEqual(['deny', 'allow']);
-    expect(events.filter((e) => e.type === 'tool_result').length).toBe(2);
+    expect(events.filter((e) => e.type === 'decision').map((e) => e.effect)).toEqual(['deny', 'allow', 'allow', 'allow']);
+    expect(events.filter((e) => e.type === 'tool_result').length).toBe(4);
+    // The key reached the API (added by the proxy outside the sandbox), never the agent or its tools.
+    expect(server.requests.every((r) => r.headers['x-api-key'] === 'sk-ant-test-not-a-real-key-000000')).toBe(true);
+    expect(sent).not.toContain('sk-ant-test-not-a-real-key');
+    expect(sent).toContain('NO NETWORK');
+    expect(sent).not.toContain('"content":"REACHED');
     expect(events.filter((e) => e.type === 'model_response').length).toBeGreaterThanOrEqual(3);
     expect(report.changes.map((c: any) => c.change.path)).toEqual(['src/hello.js']);
     // Its prompt is corral's: the fence and checks in the system prompt, the ticket as the task.
@@ -63,7 +73,7 @@ describe.skipIf(CLAUDE === undefined)(`the real Claude Code CLI under corral${CL
     ];
     const repo = repoWithFiles({
       'corral.yaml': `agents:\n  claude-code:\n    command: ${JSON.stringify(CLAUDE)}\n`,
-      'ticket.yaml': `${JSON.stringify({ task: 'Write hello to src/hello.txt.', allow: ['src/**'], agent: 'claude-code', model: 'claude-sonnet-4-5', network: true, checks: ['grep -qx hello src/hello.txt'], policy: { allow: ['Bash(printf:*)'] } })}\n`,
+      'ticket.yaml': `${JSON.stringify({ task: 'Write hello to src/hello.txt.', allow: ['src/**'], agent: 'claude-code', model: 'claude-sonnet-4-5', checks: ['grep -qx hello src/hello.txt'], policy: { allow: ['Bash(printf:*)'] } })}\n`,
       'src/greet.js': 'export const greet = () => "hi";\n',
     });
     server = await startMessagesServer(turns);
@@ -95,7 +105,7 @@ describe.skipIf(CLAUDE === undefined)(`the real Claude Code CLI under corral${CL
     const call = (n: number): ScriptStep => ({ content: [{ type: 'tool_use', id: `toolu_${n}`, name: 'Bash', input: { command: `echo ${n}`, description: 'echo' } }] });
     const repo = repoWithFiles({
       'corral.yaml': `agents:\n  claude-code:\n    command: ${JSON.stringify(CLAUDE)}\n`,
-      'ticket.yaml': `${JSON.stringify({ task: 'Echo.', allow: ['src/**'], agent: 'claude-code', model: 'claude-sonnet-4-5', network: true, budget: { steps: 2 }, policy: { allow: ['Bash(echo:*)'] } })}\n`,
+      'ticket.yaml': `${JSON.stringify({ task: 'Echo.', allow: ['src/**'], agent: 'claude-code', model: 'claude-sonnet-4-5', budget: { steps: 2 }, policy: { allow: ['Bash(echo:*)'] } })}\n`,
       'src/greet.js': 'export const greet = () => "hi";\n',
     });
     server = await startMessagesServer([call(1), call(2), call(3), call(4), { content: [{ type: 'text', text: 'Done.' }] }]);
