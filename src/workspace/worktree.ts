@@ -74,6 +74,8 @@ export async function createWorktree(repo: string, baseCommit: string, label: st
     await withWorktreeLock(repo, async () => {
       // Judged again under the lock: another run may have cleaned them up since.
       if (leftovers) salvaged = [...salvaged, ...(await removeStaleWorktreesLocked(repo, { secrets: options.secrets ?? [] }).catch(() => []))];
+      // git names the entry after the folder (another name only on a clash, then unseen and listed again).
+      entriesMadeHere((await gitPaths(repo)).commonDir).add(path.basename(dir));
       await git(repo, ['worktree', 'add', '--detach', '--lock', '--reason', lockReason(), '--quiet', dir, baseCommit]);
     });
   } catch (error) {
@@ -83,7 +85,7 @@ export async function createWorktree(repo: string, baseCommit: string, label: st
   // Where its index is, read from its `.git` file now (and remembered for its later git
   // calls), before anything runs in it.
   const paths = await linkedWorktreePaths(repo, dir).catch(() => null);
-  if (paths !== null) seenWorktreeEntries.get(paths.commonDir)?.entries.add(path.basename(paths.gitDir));
+  if (paths !== null) entriesMadeHere(paths.commonDir).add(path.basename(paths.gitDir));
   const indexFile = paths?.index;
   // Whoever finds this worktree after a kill learns from it where the run's patch goes.
   if (paths !== null && options.runDir !== undefined) {
@@ -224,6 +226,14 @@ async function entryKept(entry: string): Promise<boolean> {
  * process's own added as it makes them), and the other live corral processes owning any.
  */
 const seenWorktreeEntries = new Map<string, { entries: Set<string>; liveOwners: Owner[] }>();
+/** The entries this process made, by common git directory: its own, never a killed run's while it lives. */
+const madeHere = new Map<string, Set<string>>();
+
+function entriesMadeHere(commonDir: string): Set<string> {
+  let made = madeHere.get(commonDir);
+  if (made === undefined) madeHere.set(commonDir, (made = new Set()));
+  return made;
+}
 
 /**
  * Whether `repo` may hold a killed run's worktree (or one git would prune). Every ticket
@@ -240,8 +250,11 @@ async function mayHoldLeftovers(repo: string): Promise<boolean> {
     const entriesDir = path.join(commonDir, 'worktrees');
     const seen = seenWorktreeEntries.get(commonDir);
     const names = await readdir(entriesDir).catch(() => [] as string[]);
-    const unchanged = seen !== undefined && names.every((name) => seen.entries.has(name)) && seen.liveOwners.every((owner) => ownerState(owner) !== 'dead');
-    if (unchanged && (await Promise.all(names.map((name) => entryKept(path.join(entriesDir, name))))).every(Boolean)) return false;
+    const made = entriesMadeHere(commonDir);
+    const unchanged = seen !== undefined && names.every((name) => seen.entries.has(name) || made.has(name)) && seen.liveOwners.every((owner) => ownerState(owner) !== 'dead');
+    // This process's own entries are its live runs' (or being made or removed right now): never leftovers.
+    const others = names.filter((name) => !made.has(name));
+    if (unchanged && (await Promise.all(others.map((name) => entryKept(path.join(entriesDir, name))))).every(Boolean)) return false;
     const list = await readWorktreeList(repo);
     const leftovers = list.prunable || list.corral.some((worktree) => worktree.stale);
     // Read before the listing: an entry made in between is unseen, and asked about next time.
