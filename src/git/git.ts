@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runProgram, type ProgramResult } from '../proc/run-program.js';
+import { launchGit } from './launcher.js';
 
 // Every git command the harness runs ignores global and system config and runs no
 // command the repository's config names (hooks, fsmonitor, filters, credential helpers,
@@ -141,7 +142,7 @@ function startGit(cwd: string, args: string[], env: Record<string, string>, inpu
   const command = hardenedCommand(args, env);
   // Its own process group: a Ctrl-C in the terminal reaches corral, which then still
   // needs git to record the patch, not git itself.
-  return runProgram(command.file, command.args, { cwd, env: command.env, detached: true, ...(input === undefined ? {} : { input }) });
+  return launchGit(command.file, command.args, { cwd, env: command.env, ...(input === undefined ? {} : { input }) });
 }
 
 function startGitSync(cwd: string, args: string[], env: Record<string, string>, options: { maxBuffer?: number; stderr?: 'ignore' | 'pipe' } = {}): string {
