@@ -71,7 +71,8 @@ class ShellLauncher {
     const files = { out: `${base}.out`, err: `${base}.err`, ...(options.input === undefined ? {} : { input: `${base}.in` }) };
     if (files.input !== undefined) await writeFile(files.input, options.input ?? '', { mode: 0o600 });
     const exports = Object.entries(options.env).map(([name, value]) => `export ${name}=${quote(value)}`);
-    const command = ['cd', quote(options.cwd), ...exports.flatMap((line) => ['&&', line]), '&&', 'exec', quote(file), ...args.map(quote)].join(' ');
+    // sh runs in `/`: a relative folder is corral's, as it would be for spawn.
+    const command = ['cd', quote(path.resolve(options.cwd)), ...exports.flatMap((line) => ['&&', line]), '&&', 'exec', quote(file), ...args.map(quote)].join(' ');
     const line = `{ ( ${command} ) <${files.input === undefined ? '/dev/null' : quote(files.input)} >${quote(files.out)} 2>${quote(files.err)}; echo "${id} $?"; } &\n`;
     const done = new Promise<ProgramResult>((resolve) => this.pending.set(id, { resolve, files }));
     this.busy();

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, gitBytes } from '../../src/git/git.js';
 import { makeRepo, makeTempDir, runGit } from '../ticket/temp-repo.js';
@@ -29,6 +30,12 @@ describe('git through the shared launcher', () => {
     expect(hashes.map((h) => h.stdout.trim())).toEqual(words.map((word) => execFileSync('git', ['hash-object', '--stdin'], { cwd: repo, input: word, encoding: 'utf8' }).trim()));
     const head = runGit(repo, ['rev-parse', 'HEAD']).trim();
     expect((await gitBytes(repo, ['rev-parse', 'HEAD'])).toString('utf8').trim()).toBe(head);
+  });
+
+  it('runs in a relative folder as corral sees it', async () => {
+    const repo = makeRepo();
+    const relative = path.relative(process.cwd(), repo);
+    expect((await git(relative, ['rev-parse', '--show-toplevel'])).stdout.trim()).toBe(repo);
   });
 
   it('fails a call in a folder that is not there, or outside any repository, as a failed git', async () => {
