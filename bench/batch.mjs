@@ -1,71 +1,97 @@
-// Batch throughput: 16 replay tickets through the real CLI at --jobs 1 and --jobs 2, in
-// alternation so both see the same machine. Two kinds of ticket:
-//  - harness only: each writes a file, runs `ls` and one check, so all the time is corral's
-//    own work per ticket (worktree, guard, checks, fence, branch), mostly spawning git;
-//  - with a 1 s wait: the same plus `sleep 1`, standing in for what dominates a real run
-//    (waiting on the model and on the project's tests), which parallel tickets overlap.
+// Batch throughput, the target of issue 26: `corral run tickets --jobs 2` on 16
+// harness-bound tickets is at least 1.6 × as fast as `--jobs 1`. Harness-bound: replay
+// tickets that write a file and run a few `Bash: true` steps and one check, no sleep, so
+// all the time is corral's own per-ticket work (worktree, guard, checks, fence, branch,
+// and the processes all that starts). Both --jobs values run in the same rounds, the
+// order alternating, so both see the same machine. One more run, untimed, counts the git
+// processes a ticket starts (a `git` on PATH that logs each call).
 // Run through `npm run bench` (which builds first).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/corral.cjs');
 const TICKETS = 16;
-const JOBS = [1, 2];
-const KINDS = [
-  { key: 'harness', title: 'harness only', command: 'ls out' },
-  { key: 'waiting', title: 'with a 1 s wait', command: 'ls out; sleep 1' },
-];
+const BASH_STEPS = 4;
+const TARGET_SPEED_UP = 1.6;
 
 /** Returns the figures, and `rows` ([name, value, note]) for the table of bench/run.mjs. */
 export async function benchBatch({ quick = false } = {}) {
-  const rounds = quick ? 1 : 3;
+  const rounds = quick ? 3 : 5;
   const rows = [];
-  const figures = {};
-  for (const kind of KINDS) {
-    const repo = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'corral-bench-batch-')));
-    try {
-      makeRepo(repo, kind.command);
-      const seconds = Object.fromEntries(JOBS.map((jobs) => [jobs, []]));
-      for (let round = 0; round < rounds; round++) {
-        for (const jobs of JOBS) {
-          const started = performance.now();
-          execFileSync('node', [BIN, 'run', 'tickets', '--jobs', String(jobs), '--json'], { cwd: repo, stdio: 'ignore', env: { ...process.env, CI: 'true' } });
-          seconds[jobs].push((performance.now() - started) / 1000);
-        }
-      }
-      const byJobs = Object.fromEntries(JOBS.map((jobs) => [`jobs${jobs}`, summarise(seconds[jobs])]));
-      const speedUp = round2(byJobs.jobs1.medianSeconds / byJobs.jobs2.medianSeconds);
-      figures[kind.key] = { ...byJobs, speedUp };
-      for (const jobs of JOBS) {
-        const f = byJobs[`jobs${jobs}`];
-        rows.push([`batch, ${TICKETS} tickets ${kind.title}, --jobs ${jobs}`, `${f.ticketsPerMinute}/min`, `${f.medianSeconds} s median (min ${f.minSeconds}, max ${f.maxSeconds}, n ${rounds})`]);
-      }
-      rows.push([`batch, ${kind.title}: speed-up at --jobs 2`, `${speedUp}×`, `on ${os.cpus().length} CPUs`]);
-    } finally {
-      rmSync(repo, { recursive: true, force: true });
+  const repo = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'corral-bench-batch-')));
+  try {
+    makeRepo(repo);
+    const seconds = { 1: [], 2: [] };
+    const paired = [];
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? [1, 2] : [2, 1];
+      const took = {};
+      for (const jobs of order) took[jobs] = runBatch(repo, jobs);
+      seconds[1].push(took[1]);
+      seconds[2].push(took[2]);
+      paired.push(took[1] / took[2]);
     }
+    const jobs1 = summarise(seconds[1]);
+    const jobs2 = summarise(seconds[2]);
+    const speedUp = round2(jobs1.medianSeconds / jobs2.medianSeconds);
+    const pairedSpeedUp = summarise(paired);
+    const met = speedUp >= TARGET_SPEED_UP;
+    const gitPerTicket = countGitPerTicket(repo);
+    rows.push(
+      [`batch, ${TICKETS} harness-bound tickets, --jobs 1`, `${jobs1.medianSeconds} s`, `${jobs1.ticketsPerMinute}/min (min ${jobs1.minSeconds}, max ${jobs1.maxSeconds}, n ${rounds})`],
+      [`batch, ${TICKETS} harness-bound tickets, --jobs 2`, `${jobs2.medianSeconds} s`, `${jobs2.ticketsPerMinute}/min (min ${jobs2.minSeconds}, max ${jobs2.maxSeconds}, n ${rounds})`],
+      ['batch: --jobs 2 speed-up over --jobs 1', `${speedUp}×`, `target ≥ ${TARGET_SPEED_UP}×: ${met ? 'met' : 'MISSED'}; per round ${pairedSpeedUp.medianSeconds} (${pairedSpeedUp.minSeconds}–${pairedSpeedUp.maxSeconds}); ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`],
+      ['batch: git processes per ticket', `${gitPerTicket}`, `--jobs 1, ${TICKETS} tickets, counted by a logging git on PATH`],
+    );
+    return { rows, tickets: TICKETS, rounds, jobs1, jobs2, speedUp, pairedSpeedUp, target: { min: TARGET_SPEED_UP, met }, gitPerTicket };
+  } finally {
+    rmSync(repo, { recursive: true, force: true });
   }
-  return { rows, tickets: TICKETS, rounds, ...figures };
+}
+
+/** Seconds one batch took; the run records of earlier batches are removed first so every batch starts alike. */
+function runBatch(repo, jobs, env = {}) {
+  rmSync(path.join(repo, '.corral'), { recursive: true, force: true });
+  const started = performance.now();
+  execFileSync('node', [BIN, 'run', 'tickets', '--jobs', String(jobs), '--json'], { cwd: repo, stdio: 'ignore', env: { ...process.env, CI: 'true', ...env } });
+  return (performance.now() - started) / 1000;
+}
+
+/** git processes per ticket in one `--jobs 1` batch: a `git` first on PATH writes a line per call, then runs the real one. */
+function countGitPerTicket(repo) {
+  const bin = mkdtempSync(path.join(os.tmpdir(), 'corral-bench-git-'));
+  try {
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    const log = path.join(bin, 'calls');
+    writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho x >> '${log}'\nexec '${realGit}' "$@"\n`);
+    chmodSync(path.join(bin, 'git'), 0o755);
+    writeFileSync(log, '');
+    runBatch(repo, 1, { PATH: `${bin}:${process.env.PATH ?? ''}` });
+    return round2(readFileSync(log, 'utf8').split('\n').filter(Boolean).length / TICKETS);
+  } finally {
+    rmSync(bin, { recursive: true, force: true });
+  }
 }
 
 function summarise(values) {
   const sorted = [...values].sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)];
+  const median = sorted.length % 2 === 1 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
   return { medianSeconds: round2(median), minSeconds: round2(sorted[0]), maxSeconds: round2(sorted.at(-1)), ticketsPerMinute: round2((TICKETS / median) * 60) };
 }
 
-function makeRepo(repo, command) {
+function makeRepo(repo) {
   const git = (...args) => execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', '-c', 'init.defaultBranch=main', ...args], { cwd: repo, stdio: 'ignore' });
   git('init', '-q');
   mkdirSync(path.join(repo, 'tickets'));
   mkdirSync(path.join(repo, 'replay'));
   writeFileSync(path.join(repo, 'README.md'), 'batch bench\n');
+  const bashTurns = Array.from({ length: BASH_STEPS }, () => '  - tools:\n      - Bash: {command: "true"}\n').join('');
   for (let i = 1; i <= TICKETS; i++) {
     const id = `t${String(i).padStart(2, '0')}`;
-    writeFileSync(path.join(repo, 'replay', `${id}.yaml`), `turns:\n  - tools:\n      - Write: {file_path: out/${id}.txt, content: "${id}\\n"}\n      - Bash: {command: ${JSON.stringify(command)}}\n  - text: done\n`);
+    writeFileSync(path.join(repo, 'replay', `${id}.yaml`), `turns:\n  - tools:\n      - Write: {file_path: out/${id}.txt, content: "${id}\\n"}\n${bashTurns}  - text: done\n`);
     writeFileSync(path.join(repo, 'tickets', `${id}.yaml`), `id: ${id}\ntask: write out/${id}.txt\nallow: ["out/${id}.txt"]\nsandbox: none\nmodel: replay:../replay/${id}.yaml\nchecks: ["test -f out/${id}.txt"]\n`);
   }
   git('add', '-A');

@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { runProgram, type ProgramResult } from '../proc/run-program.js';
+import { launchGit } from './launcher.js';
 
 // Every git command the harness runs ignores global and system config and runs no
 // command the repository's config names (hooks, fsmonitor, filters, credential helpers,
@@ -140,7 +142,7 @@ function startGit(cwd: string, args: string[], env: Record<string, string>, inpu
   const command = hardenedCommand(args, env);
   // Its own process group: a Ctrl-C in the terminal reaches corral, which then still
   // needs git to record the patch, not git itself.
-  return runProgram(command.file, command.args, { cwd, env: command.env, detached: true, ...(input === undefined ? {} : { input }) });
+  return launchGit(command.file, command.args, { cwd, env: command.env, ...(input === undefined ? {} : { input }) });
 }
 
 function startGitSync(cwd: string, args: string[], env: Record<string, string>, options: { maxBuffer?: number; stderr?: 'ignore' | 'pipe' } = {}): string {
@@ -417,6 +419,23 @@ export function gitPaths(repo: string): Promise<GitPaths> {
 /** The absolute common git directory of `repo` (where worktrees, refs and objects live). */
 export async function gitCommonDir(repo: string): Promise<string> {
   return (await gitPaths(repo)).commonDir;
+}
+
+/**
+ * Where the files of `dir`, a linked worktree of `repo` just made, are: its `.git` file
+ * names its own git directory (`<common dir>/worktrees/<name>`), so no git process is
+ * needed; git is asked when the file says anything else. Remembered like `gitPaths`.
+ */
+export async function linkedWorktreePaths(repo: string, dir: string): Promise<GitPaths> {
+  const known = knownPaths.get(dir);
+  if (known !== undefined) return known;
+  const { commonDir, config } = await gitPaths(repo);
+  const text = await readFile(path.join(dir, '.git'), 'utf8').catch(() => '');
+  const named = /^gitdir: (.+)\n?$/.exec(text)?.[1];
+  // Newer git may write the path relative to the worktree (worktree.useRelativePaths).
+  const gitDir = named === undefined ? undefined : path.resolve(dir, named);
+  if (gitDir === undefined || path.dirname(gitDir) !== path.join(commonDir, 'worktrees')) return gitPaths(dir);
+  return remember(dir, Promise.resolve({ commonDir, config, gitDir, index: path.join(gitDir, 'index') }));
 }
 
 async function askGitPaths(repo: string): Promise<GitPaths> {

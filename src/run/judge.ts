@@ -3,6 +3,7 @@ import type { SecretValue } from '../text/redact.js';
 import { decideStatus, type Outcome, type RunStatus } from '../trace/outcome.js';
 import { listChanges, listSubmoduleWrites, snapshotWorktree } from '../workspace/changes.js';
 import { checkFence, fenceWithSubmoduleWrites } from '../workspace/fence.js';
+import { resultBranchTip } from '../workspace/host-integrity.js';
 import { commitToBranch } from '../workspace/keep.js';
 import { writePatch } from '../workspace/patch-file.js';
 import type { Run } from './prepare.js';
@@ -64,7 +65,7 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
       // committed (in the host repository, from the snapshot's own index).
       pending.release();
       const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
-      const { branch, detour } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1), { unchanged: changes.length === 0, ticketId: ticket.id, tipAtStart: await run.branchTipAtStart });
+      const { branch, detour } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1), { unchanged: changes.length === 0, ticketId: ticket.id, tipAtStart: resultBranchTip(workspace.hostBefore, `corral/${ticket.id}`) });
       if (detour !== undefined) run.warn(detour);
       return { ...verdict, ...kept, branch };
     } finally {

@@ -61,12 +61,6 @@ export interface Run {
   modelId: string;
   prices: PriceTable;
   baseCommit: string;
-  /**
-   * The tip of `corral/<id>` when the run began; null when there was no such branch (or it
-   * could not be read: then the branch is never moved). Read beside the run, not before
-   * its first request.
-   */
-  branchTipAtStart: Promise<string | null>;
   /** The base commit is a commit of the host's working tree on top of HEAD (--from-worktree). */
   fromWorktree: boolean;
   /** The host's secret values: redacted from the trace and the patch, and looked for in the change. */
@@ -113,8 +107,6 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
   const loadScript = options.loadReplayScript ?? memoizeReplayLoads();
   // An agent CLI talks to its model itself: nothing of corral's model client is made.
   const model = ticket.agent === 'corral' ? await prepareModel(modelId, options.env, options.cwd, settings.modelApi, loadScript) : agentCliModel(modelId, ticket.agent);
-  // The result branch's tip as the run begins: a run commits over it only if nobody moved it meanwhile.
-  const branchTipAtStart = resolveCommit(ticket.repo, `refs/heads/corral/${ticket.id}`).catch(() => null);
   const baseCommit = ticket.baseCommit ?? (await resolveCommit(ticket.repo, ticket.base));
   if (!baseCommit) throw new UsageError(`${shownFile}: base ${ticket.base} does not resolve to a commit in ${ticket.repo}`);
   const fromWorktree = options.fromWorktree === true;
@@ -171,7 +163,6 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
     modelId,
     prices: priceTable(settings),
     baseCommit: runBase,
-    branchTipAtStart,
     fromWorktree,
     secrets,
     redact,

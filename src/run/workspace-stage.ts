@@ -28,7 +28,10 @@ const OUTPUT_CAP = 30_000;
 /** What the agent works in: made once per run, released once, in reverse order. */
 export interface Workspace {
   worktree: Worktree;
-  /** The host repository as it was before the worktree was made. */
+  /**
+   * The host repository as it was before the worktree was made. Its result branches give
+   * the tip of `corral/<id>` as the run began: a run commits over it only if nobody moved it meanwhile.
+   */
   hostBefore: HostState;
   sandbox: Sandbox;
   guard: Guard;

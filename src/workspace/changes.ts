@@ -52,7 +52,7 @@ export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
       await git(worktree.dir, ['read-tree', worktree.baseCommit], { env });
     }
     const rules = path.join(tempDir, 'exclude');
-    await writeFile(rules, await baseIgnoreRules(worktree.dir, env, host.commonDir));
+    await writeFile(rules, await baseIgnoreRules(worktree.dir, env, host.commonDir, worktree.baseCommit));
     // In one walk: tracked files that differ from the base (edits, deletions, modes) and the
     // files the base's own ignore rules do not ignore (a `.gitignore` the agent wrote or
     // changed hides nothing); then only those are staged, none when nothing changed.
@@ -80,8 +80,30 @@ export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
  * folder, parents before children, so git's own matching gives the answer the files would
  * give in their folders (the last match wins, a deeper file beats a shallower one).
  */
-async function baseIgnoreRules(cwd: string, env: Record<string, string>, commonDir: string): Promise<string> {
-  const exclude = await readFile(path.join(commonDir, 'info', 'exclude'), 'utf8').catch(() => '');
+async function baseIgnoreRules(cwd: string, env: Record<string, string>, commonDir: string, baseCommit: string): Promise<string> {
+  const [exclude, gitignores] = await Promise.all([readFile(path.join(commonDir, 'info', 'exclude'), 'utf8').catch(() => ''), baseGitignores(cwd, env, commonDir, baseCommit)]);
+  return `${[exclude, ...gitignores].join('\n')}\n`;
+}
+
+/**
+ * The `.gitignore` files of a commit never change: the tickets of a batch on one base
+ * read them (two git processes) once, not each. A failed read is not kept.
+ */
+const gitignoresByBase = new Map<string, Promise<string[]>>();
+
+function baseGitignores(cwd: string, env: Record<string, string>, commonDir: string, baseCommit: string): Promise<string[]> {
+  const key = `${commonDir}\0${baseCommit}`;
+  let known = gitignoresByBase.get(key);
+  if (known === undefined) {
+    known = readGitignores(cwd, env);
+    gitignoresByBase.set(key, known);
+    known.catch(() => gitignoresByBase.delete(key));
+  }
+  return known;
+}
+
+/** Every `.gitignore` of the tree in the index `env` names, anchored to its folder, parents first. */
+async function readGitignores(cwd: string, env: Record<string, string>): Promise<string[]> {
   // The private index holds the base's tree at this point.
   const listing = await git(cwd, ['ls-files', '--stage', '-z', '--', ':(glob)**/.gitignore'], { env });
   const files: { dir: string; oid: string }[] = [];
@@ -91,14 +113,14 @@ async function baseIgnoreRules(cwd: string, env: Record<string, string>, commonD
     if (match === null || match[1] === '120000') continue;
     files.push({ dir: path.posix.dirname(match[3]!), oid: match[2]! });
   }
-  const parts = [exclude];
+  const parts: string[] = [];
   if (files.length > 0) {
     const blobs = await readBlobs(cwd, env, files.map((file) => file.oid));
     const ordered = files.map((file, i) => ({ dir: file.dir === '.' ? '' : file.dir, text: blobs[i] ?? '' }));
     ordered.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0));
     for (const file of ordered) parts.push(anchorIgnorePatterns(file.dir, file.text));
   }
-  return `${parts.join('\n')}\n`;
+  return parts;
 }
 
 /** The contents of blobs, in order, from one `git cat-file --batch`. */

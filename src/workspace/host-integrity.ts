@@ -14,6 +14,8 @@ export interface HostState {
   head: string;
   /** `refname sha` lines, the run's own `refs/heads/corral/*` left out. */
   refs: string[];
+  /** The `refs/heads/corral/*` lines left out of `refs`: where runs put their results, read with the same process. */
+  resultBranches: string[];
   config: string;
   /** `name mode sha256` lines of the hooks directory. */
   hooks: string[];
@@ -36,6 +38,8 @@ export interface HostState {
   ownFolders: string[];
 }
 
+const RESULT_BRANCHES = 'refs/heads/corral/';
+
 export interface HostIndex {
   /** sha256 of `git ls-files --stage -z`. */
   staged: string;
@@ -54,17 +58,17 @@ export async function recordHostState(repo: string, before?: HostState, ownFolde
   // asked once), not `--git-path hooks` for the hooks (the hardened git points
   // core.hooksPath at /dev/null). HEAD and the refs are git's to read (a reftable
   // repository keeps neither in files): asked at once, with the branch HEAD names
-  // resolved from the listing rather than by another process.
-  const [refs, symbolic, files] = await Promise.all([
-    git(repo, ['for-each-ref', '--format=%(refname) %(objectname)']),
-    git(repo, ['symbolic-ref', '--quiet', 'HEAD'], { allowFailure: true }),
-    before?.files ?? gitPaths(repo),
-  ]);
+  // resolved from the listing rather than by another process. The listing marks the
+  // branch HEAD is on (`%(HEAD)`), so `git symbolic-ref` runs only when it marks none: a
+  // detached HEAD, or a branch with no commit yet.
+  const [refs, files] = await Promise.all([git(repo, ['for-each-ref', '--format=%(HEAD)%(refname) %(objectname)']), before?.files ?? gitPaths(repo)]);
   const { config: configFile, index: indexFile, commonDir, gitDir } = files;
-  const refLines = refs.stdout.split('\n').filter((line) => line !== '');
+  const listed = refs.stdout.split('\n').filter((line) => line !== '');
+  const refLines = listed.map((line) => line.slice(1));
+  const current = listed.find((line) => line.startsWith('*'));
   const [config, head, index, gitFiles, checkout] = await Promise.all([
     readFile(configFile, 'utf8').catch(() => ''),
-    describeHead(repo, symbolic.exitCode === 0 ? symbolic.stdout.trim() : null, refLines),
+    current === undefined ? symbolicHead(repo).then((symbolic) => describeHead(repo, symbolic, refLines)) : describeHead(repo, current.slice(1, current.lastIndexOf(' ')), refLines),
     indexDigest(repo, indexFile, before?.index),
     gitFileLines(commonDir, gitDir),
     checkoutLines(repo, own),
@@ -73,7 +77,8 @@ export async function recordHostState(repo: string, before?: HostState, ownFolde
     files,
     ownFolders: own,
     head,
-    refs: refLines.filter((line) => !line.startsWith('refs/heads/corral/')),
+    refs: refLines.filter((line) => !line.startsWith(RESULT_BRANCHES)),
+    resultBranches: refLines.filter((line) => line.startsWith(RESULT_BRANCHES)),
     config,
     // The default hooks folder and, when the repository sets one, its core.hooksPath (husky and friends).
     hooks: await hookLines(repo, configFile, config, path.join(commonDir, 'hooks')),
@@ -136,6 +141,12 @@ async function checkoutLines(repo: string, ownFolders: string[]): Promise<string
     lines.push(`${status}\0${name}\0${stamp}`);
   }
   return lines;
+}
+
+/** The branch HEAD names (`git symbolic-ref -q HEAD`); null when it is detached. */
+async function symbolicHead(repo: string): Promise<string | null> {
+  const symbolic = await git(repo, ['symbolic-ref', '--quiet', 'HEAD'], { allowFailure: true });
+  return symbolic.exitCode === 0 ? symbolic.stdout.trim() : null;
 }
 
 /**
@@ -202,6 +213,12 @@ async function configuredHooksDir(repo: string, configFile: string, config: stri
   const r = await git(repo, ['config', '--file', configFile, '--get', 'core.hooksPath'], { allowFailure: true });
   const value = r.exitCode === 0 ? r.stdout.trim() : '';
   return value === '' ? null : path.resolve(repo, value);
+}
+
+/** The commit branch `refs/heads/<name>` (a result branch, `corral/…`) was at when `state` was read; null when there was none. */
+export function resultBranchTip(state: HostState, name: string): string | null {
+  const prefix = `refs/heads/${name} `;
+  return state.resultBranches.find((line) => line.startsWith(prefix))?.slice(prefix.length) ?? null;
 }
 
 /** Each difference between two states, as a line a person can act on; empty when the host is as it was. */

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { git, gitSync } from '../git/git.js';
 import { redactPatchText, scanPatchText, type SecretValue } from '../text/redact.js';
@@ -97,7 +97,9 @@ export function redactPatchFileSync(file: string, secrets: SecretValue[]): strin
 function walkPatch(file: string, secrets: SecretValue[], valuesAlways: boolean, onStretch: (text: string, added: SecretFinding[], all: SecretFinding[]) => void): void {
   const fd = openSync(file, 'r');
   try {
-    const chunk = Buffer.alloc(WINDOW_BYTES);
+    // No larger than the file (and one byte to see its end): most patches are a few
+    // kilobytes, and a window of zeroes made for each would cost more than reading them.
+    const chunk = Buffer.allocUnsafe(Math.min(WINDOW_BYTES, fstatSync(fd).size + 1));
     let carry = Buffer.alloc(0);
     let inHunk = false;
     let ended = false;

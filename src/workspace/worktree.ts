@@ -1,8 +1,8 @@
 import { existsSync, rmSync } from 'node:fs';
-import { mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { git, gitPaths, gitSync, listWorktrees } from '../git/git.js';
+import { git, gitPaths, gitSync, linkedWorktreePaths, listWorktrees } from '../git/git.js';
 import { trackLeftover } from '../proc/leftovers.js';
 import { deadOwnersTemps, ownedTempPrefix, ownerState, processStartTime, type Owner } from '../proc/owner.js';
 import type { SecretValue } from '../text/redact.js';
@@ -66,10 +66,7 @@ export async function createWorktree(repo: string, baseCommit: string, label: st
   // Temp dirs of dead corral processes go too, whatever repository they were for.
   const [dir, leftovers, sweptTemps] = await Promise.all([
     realpath(tmpdir()).then((parent) => mkdtemp(path.join(parent, ownedTempPrefix(label.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40))))),
-    readWorktreeList(repo).then(
-      (list) => list.prunable || list.corral.some((worktree) => worktree.stale),
-      () => true,
-    ),
+    mayHoldLeftovers(repo),
     removeDeadOwnersTemps(),
   ]);
   let salvaged: Cleaned[] = sweptTemps;
@@ -77,15 +74,18 @@ export async function createWorktree(repo: string, baseCommit: string, label: st
     await withWorktreeLock(repo, async () => {
       // Judged again under the lock: another run may have cleaned them up since.
       if (leftovers) salvaged = [...salvaged, ...(await removeStaleWorktreesLocked(repo, { secrets: options.secrets ?? [] }).catch(() => []))];
+      // git names the entry after the folder (another name only on a clash, then unseen and listed again).
+      entriesMadeHere((await gitPaths(repo)).commonDir).add(path.basename(dir));
       await git(repo, ['worktree', 'add', '--detach', '--lock', '--reason', lockReason(), '--quiet', dir, baseCommit]);
     });
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
-  // Where its index is, asked of git now (and remembered for its later git calls), before
-  // anything runs in it.
-  const paths = await gitPaths(dir).catch(() => null);
+  // Where its index is, read from its `.git` file now (and remembered for its later git
+  // calls), before anything runs in it.
+  const paths = await linkedWorktreePaths(repo, dir).catch(() => null);
+  if (paths !== null) entriesMadeHere(paths.commonDir).add(path.basename(paths.gitDir));
   const indexFile = paths?.index;
   // Whoever finds this worktree after a kill learns from it where the run's patch goes.
   if (paths !== null && options.runDir !== undefined) {
@@ -195,16 +195,75 @@ export async function listCorralWorktrees(repo: string): Promise<CorralWorktree[
 }
 
 /** The corral worktrees of `repo`, and whether git lists any worktree as prunable (its folder gone). */
-async function readWorktreeList(repo: string): Promise<{ corral: CorralWorktree[]; prunable: boolean }> {
+async function readWorktreeList(repo: string): Promise<{ corral: CorralWorktree[]; prunable: boolean; liveOwners: Owner[] }> {
   const records = await listWorktrees(repo);
   const found: CorralWorktree[] = [];
+  const liveOwners: Owner[] = [];
   for (const record of records) {
     const owner = ownerOfLock(record.locked);
     if (owner === null) continue;
     const state = ownerState(owner);
+    if (state === 'alive' && owner.pid !== process.pid) liveOwners.push(owner);
     found.push({ dir: record.dir, pid: owner.pid, host: owner.host, stale: state === 'dead', foreign: state === 'unknown', head: record.head });
   }
-  return { corral: found, prunable: records.some((record) => record.prunable !== null) };
+  return { corral: found, prunable: records.some((record) => record.prunable !== null), liveOwners };
+}
+
+/**
+ * Whether git would keep the worktree entry `entry` on a prune: it is locked, or the
+ * `.git` file its `gitdir` names is still there (git's own test for "prunable").
+ */
+async function entryKept(entry: string): Promise<boolean> {
+  if (await stat(path.join(entry, 'locked')).then(() => true, () => false)) return true;
+  const gitFile = (await readFile(path.join(entry, 'gitdir'), 'utf8').catch(() => '')).trim();
+  // Newer git may write it relative to the entry (worktree.useRelativePaths).
+  return gitFile !== '' && (await stat(path.resolve(entry, gitFile)).then(() => true, () => false));
+}
+
+/**
+ * What the last listing of a repository's worktrees that found nothing to clean saw, by
+ * common git directory: the names of the worktrees' entries (`worktrees/<name>`, this
+ * process's own added as it makes them), and the other live corral processes owning any.
+ */
+const seenWorktreeEntries = new Map<string, { entries: Set<string>; liveOwners: Owner[] }>();
+/** The entries this process made, by common git directory: its own, never a killed run's while it lives. */
+const madeHere = new Map<string, Set<string>>();
+
+function entriesMadeHere(commonDir: string): Set<string> {
+  let made = madeHere.get(commonDir);
+  if (made === undefined) madeHere.set(commonDir, (made = new Set()));
+  return made;
+}
+
+/**
+ * Whether `repo` may hold a killed run's worktree (or one git would prune). Every ticket
+ * of a batch asks as it makes its worktree; `git worktree list` runs only when the
+ * answer may have changed since the last listing that found nothing: an entry in the
+ * common git directory's `worktrees/` that it did not see (and this process did not
+ * make), an entry git would now prune (its folder gone, not locked), or a corral process
+ * that owned one and has died since. Otherwise a few file reads and a signal 0 answer, and a batch starts one `git worktree list` per repository,
+ * not one per ticket. True when it cannot tell.
+ */
+async function mayHoldLeftovers(repo: string): Promise<boolean> {
+  try {
+    const { commonDir } = await gitPaths(repo);
+    const entriesDir = path.join(commonDir, 'worktrees');
+    const seen = seenWorktreeEntries.get(commonDir);
+    const names = await readdir(entriesDir).catch(() => [] as string[]);
+    const made = entriesMadeHere(commonDir);
+    const unchanged = seen !== undefined && names.every((name) => seen.entries.has(name) || made.has(name)) && seen.liveOwners.every((owner) => ownerState(owner) !== 'dead');
+    // This process's own entries are its live runs' (or being made or removed right now): never leftovers.
+    const others = names.filter((name) => !made.has(name));
+    if (unchanged && (await Promise.all(others.map((name) => entryKept(path.join(entriesDir, name))))).every(Boolean)) return false;
+    const list = await readWorktreeList(repo);
+    const leftovers = list.prunable || list.corral.some((worktree) => worktree.stale);
+    // Read before the listing: an entry made in between is unseen, and asked about next time.
+    if (leftovers) seenWorktreeEntries.delete(commonDir);
+    else seenWorktreeEntries.set(commonDir, { entries: new Set(names), liveOwners: list.liveOwners });
+    return leftovers;
+  } catch {
+    return true;
+  }
 }
 
 /** The private temp dir of the run in the worktree `dir`: beside it, so whatever removes a killed run's worktree removes it too. */

@@ -1,0 +1,48 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { git, gitBytes } from '../../src/git/git.js';
+import { makeRepo, makeTempDir, runGit } from '../ticket/temp-repo.js';
+
+// git is started by one long-lived sh (src/git/launcher.ts), the command written to it as
+// a line: whatever the arguments, input and environment hold must reach git unchanged,
+// and many calls at once must each get their own answer.
+
+const ODD = `it's "quoted" $HOME \`id\` \\ back\nslash; & | > *`;
+
+describe('git through the shared launcher', () => {
+  it('passes arguments, input and environment values through unchanged, quotes and newlines included', async () => {
+    const repo = makeRepo();
+    const expected = execFileSync('git', ['hash-object', '--stdin'], { cwd: repo, input: ODD, encoding: 'utf8' }).trim();
+    expect((await git(repo, ['hash-object', '--stdin'], { input: ODD })).stdout.trim()).toBe(expected);
+    const identEnv = { GIT_AUTHOR_NAME: ODD.replaceAll('\n', ' '), GIT_AUTHOR_EMAIL: 'o@example.invalid', GIT_AUTHOR_DATE: '1700000000 +0000' };
+    const ident = await git(repo, ['var', 'GIT_AUTHOR_IDENT'], { env: identEnv });
+    expect(ident.stdout).toBe(execFileSync('git', ['var', 'GIT_AUTHOR_IDENT'], { cwd: repo, env: { ...process.env, ...identEnv }, encoding: 'utf8' }));
+    expect(ident.stdout).toContain('$HOME `id`');
+    const missing = await git(repo, ['rev-parse', '--verify', '--quiet', '--end-of-options', ODD], { allowFailure: true });
+    expect(missing.exitCode).toBe(1);
+  });
+
+  it('answers many calls at once, each with its own output, as bytes too', async () => {
+    const repo = makeRepo();
+    const words = Array.from({ length: 24 }, (_, i) => `word ${i}\n`);
+    const hashes = await Promise.all(words.map((word) => git(repo, ['hash-object', '--stdin'], { input: word })));
+    expect(hashes.map((h) => h.stdout.trim())).toEqual(words.map((word) => execFileSync('git', ['hash-object', '--stdin'], { cwd: repo, input: word, encoding: 'utf8' }).trim()));
+    const head = runGit(repo, ['rev-parse', 'HEAD']).trim();
+    expect((await gitBytes(repo, ['rev-parse', 'HEAD'])).toString('utf8').trim()).toBe(head);
+  });
+
+  it('runs in a relative folder as corral sees it', async () => {
+    const repo = makeRepo();
+    const relative = path.relative(process.cwd(), repo);
+    expect((await git(relative, ['rev-parse', '--show-toplevel'])).stdout.trim()).toBe(repo);
+  });
+
+  it('fails a call in a folder that is not there, or outside any repository, as a failed git', async () => {
+    const outside = makeTempDir();
+    await expect(git(`${outside}/gone`, ['status'])).rejects.toThrow(/failed/);
+    const r = await git(outside, ['rev-parse', '--show-toplevel'], { allowFailure: true });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toMatch(/not a git repository/);
+  });
+});
