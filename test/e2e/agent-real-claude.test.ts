@@ -35,7 +35,7 @@ describe.skipIf(CLAUDE === undefined)(`the real Claude Code CLI under corral${CL
       'src/greet.js': 'export const greet = () => "hi";\n',
     });
     server = await startMessagesServer(turns);
-    const net = turns[3]!.content[0] as { input: { command: string } };
+    const net = (turns[3] as { content: { input: { command: string } }[] }).content[0]!;
     net.input.command = net.input.command.replace(/URL$/, server.url);
     const run = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key-000000', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' }, timeoutMs: 240_000 });
     const summary = server.requests.map((r) => `${r.body.model} tools=${(r.body.tools ?? []).length} msgs=${r.body.messages.length}`).join('\n');
