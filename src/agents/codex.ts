@@ -42,7 +42,10 @@ export function codexLaunch(request: LaunchRequest): AgentLaunch {
   const home = path.join(request.stateDir, 'codex');
   // Codex takes no second system prompt on the command line: corral's comes first in the prompt.
   const prompt = request.resume === undefined ? `${request.system}\n\n${request.prompt}` : request.prompt;
-  const common = ['--json', '--skip-git-repo-check', ...(request.model === undefined ? [] : ['--model', request.model])];
+  // Codex skips a hook nobody has trusted (trust is kept per hook's hash in its config):
+  // corral wrote this one into a CODEX_HOME of the run's own, so it is vetted, and the
+  // repository's own .codex layer is not loaded (the project is not trusted there).
+  const common = ['--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', ...(request.model === undefined ? [] : ['--model', request.model])];
   const args = request.resume === undefined ? ['exec', ...common, prompt] : ['exec', 'resume', ...common, request.resume, prompt];
   return {
     args,
@@ -79,7 +82,7 @@ export function codexStream(): StreamReader {
           }
           if (item.type === 'command_execution') {
             content.push({ type: 'tool_use', id, name: 'shell', input: { command: item.command } });
-            return [{ kind: 'tool_result', id, content: String(item.aggregated_output ?? ''), isError: item.exit_code !== 0 }];
+            return [{ kind: 'tool_result', id, content: String(item.aggregated_output ?? ''), isError: item.exit_code !== 0, ...(item.status === 'declined' ? { declined: true } : {}) }];
           }
           if (item.type === 'file_change') {
             content.push({ type: 'tool_use', id, name: 'apply_patch', input: { changes: item.changes } });

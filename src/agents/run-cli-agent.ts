@@ -65,6 +65,9 @@ export interface CliAgentSite {
   checks(round: number, signal: AbortSignal): Promise<{ passed: boolean; feedback: string }>;
 }
 
+/** Claude Code's tools that act on the machine: one of their results without a judged call means the hook was bypassed. */
+const GUARDED_CLAUDE_CODE_TOOLS = new Set(['Bash', 'Read', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit', 'Glob', 'Grep', 'LS', 'WebFetch', 'WebSearch']);
+
 /** Why corral ended the agent's process before the agent did. */
 type Stop = { kind: 'budget'; which: BudgetKind; detail: string } | { kind: 'blocked'; reason: string } | { kind: 'interrupted' };
 
@@ -107,6 +110,8 @@ export async function runCliAgent(site: CliAgentSite): Promise<CliAgentOutcome> 
     for (const [key, call] of judged) if (call.allowed === true && call.answered !== true) return [key, call];
     return undefined;
   };
+  // Tool calls the model made, by id, from its turns: to tell a call the guard never saw.
+  const called = new Map<string, string>();
   let current: { end(): void } | undefined;
   // The stream of the CLI now running, and what is done with each of its events.
   let reading: { reader: StreamReader; dispatch(events: AgentStreamEvent[]): void } | undefined;
@@ -165,6 +170,7 @@ export async function runCliAgent(site: CliAgentSite): Promise<CliAgentOutcome> 
             const cost = priceTurn(event.model, event.usage, site.prices) ?? (site.model === undefined ? null : priceTurn(site.model, event.usage, site.prices));
             site.budget.onTurn(event.usage, cost);
             emit({ type: 'model_response', step, stopReason: event.stopReason, usage: event.usage, content: event.content, durationMs: 0, costUsd: cost });
+            for (const block of event.content) if (block.type === 'tool_use') called.set(block.id, block.name);
             const text = event.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n').trim();
             if (text) finalText = text;
             // Tokens and dollars are known once a turn is done: past the budget, nothing more is asked for.
@@ -174,7 +180,13 @@ export async function runCliAgent(site: CliAgentSite): Promise<CliAgentOutcome> 
           }
           case 'tool_result': {
             const found = callOf(event.id);
-            if (found === undefined) return;
+            if (found === undefined) {
+              // A call that ran without corral's guard (its hook skipped, untrusted or turned off): fail closed.
+              if (event.declined !== true && (driver.kind === 'codex' || GUARDED_CLAUDE_CODE_TOOLS.has(called.get(event.id) ?? ''))) {
+                stopWith({ kind: 'blocked', reason: `the ${driver.kind} CLI ran a ${called.get(event.id) ?? 'tool'} call that corral's guard never judged (its PreToolUse hook did not run); the run was stopped` });
+              }
+              return;
+            }
             const [id, call] = found;
             judged.set(id, { ...call, answered: true });
             emit({ type: 'tool_result', step: call.step, id, tool: call.tool, isError: event.isError, bytes: Buffer.byteLength(event.content), durationMs: Math.round(performance.now() - call.at), output: traceOutput(event.content, redactSecrets) });

@@ -7,7 +7,8 @@ export type AgentStreamEvent =
   | { kind: 'session'; sessionId: string }
   /** One model turn, whole: its text and tool calls, why it stopped, what it used. */
   | { kind: 'turn'; model: string; content: TurnBlock[]; stopReason: string; usage: TokenUsage }
-  | { kind: 'tool_result'; id: string; content: string; isError: boolean }
+  /** `declined`: the agent reports the call was refused and never ran (Codex's `status: declined`). */
+  | { kind: 'tool_result'; id: string; content: string; isError: boolean; declined?: boolean }
   /**
    * The session ended: `ok` when the agent finished its turn; otherwise `error` says what
    * failed (the model API above all), or `refused` that the model refused.

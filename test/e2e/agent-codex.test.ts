@@ -66,4 +66,16 @@ describe('agent: codex runs under corral', () => {
     expect(crashed.exitCode).toBe(70);
     expect(runReport(crashed.stdout).reason).toContain('panicked');
   });
+
+  it("a call that ran without corral's guard (Codex skipped the hook) stops the run, blocked, never passed", async () => {
+    const repo = codexRepo([[{ tool: 'Bash', input: { command: "printf 'export const x = 1;\\n' > src/x.js" } }, { text: 'Done.' }]], {
+      env: { FAKE_AGENT_SCRIPT: 'fake/script.json', FAKE_CODEX_SKIP_HOOKS: '1' },
+    });
+    const run = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo });
+    const report = runReport(run.stdout);
+    expect(run.exitCode).toBe(4);
+    expect(report.status).toBe('blocked');
+    expect(report.reason).toContain("corral's guard never judged");
+    expect(events(report).filter((e) => e.type === 'decision')).toEqual([]);
+  });
 });

@@ -5,11 +5,11 @@ import { startMessagesServer, type MessagesServer, type ScriptStep } from '../su
 import { repoWithFiles } from '../support/repo.js';
 
 // The real Claude Code CLI under corral, against the local Messages API stand-in. It runs
-// only where CORRAL_TEST_CLAUDE names the CLI (installed apart from this project, e.g.
+// only where CORRAL_TEST_CLAUDE_CODE names the CLI (installed apart from this project, e.g.
 // `npm install --prefix /tmp/claude @anthropic-ai/claude-code@2.1.328`, then
-// CORRAL_TEST_CLAUDE=/tmp/claude/node_modules/.bin/claude).
+// CORRAL_TEST_CLAUDE_CODE=/tmp/claude/node_modules/.bin/claude).
 
-const CLAUDE = process.env.CORRAL_TEST_CLAUDE;
+const CLAUDE = process.env.CORRAL_TEST_CLAUDE_CODE;
 
 let server: MessagesServer | undefined;
 afterEach(async () => {
@@ -17,8 +17,8 @@ afterEach(async () => {
   server = undefined;
 });
 
-// Skipped, with this reason in its name, unless CORRAL_TEST_CLAUDE names the CLI.
-describe.skipIf(CLAUDE === undefined)(`the real Claude Code CLI under corral${CLAUDE === undefined ? ' (skipped: set CORRAL_TEST_CLAUDE=/path/to/claude to run it)' : ` (${CLAUDE})`}`, () => {
+// Skipped, with this reason in its name, unless CORRAL_TEST_CLAUDE_CODE names the CLI.
+describe.skipIf(CLAUDE === undefined)(`the real Claude Code CLI under corral${CLAUDE === undefined ? ' (skipped: set CORRAL_TEST_CLAUDE_CODE=/path/to/claude to run it)' : ` (${CLAUDE})`}`, () => {
   it("runs a ticket: its calls judged by corral's guard (a denied one with corral's rule as reason), then the fence and checks", async () => {
     // With nonessential traffic off, Claude Code 2.1 asks the API for the agent's turns only.
     const turns: ScriptStep[] = [
