@@ -15,7 +15,7 @@ import { tempDir } from '../support/repo.js';
 // The model proxy: outside the sandbox on a Unix socket, one upstream origin, the key
 // added on the way out; and the bridge inside a real bubblewrap sandbox with no network.
 
-const REAL_KEY = 'sk-ant-real-key-0123456789abcdefghij';
+const REAL_KEY = 'sk-ant-test-upstream-key-0123456789abcdefghij';
 
 /** One request over the proxy's socket, as a client inside would send it through the bridge. */
 function viaSocket(socketPath: string, options: { method?: string; path: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string; headers: IncomingMessage['headers'] }> {
