@@ -183,26 +183,33 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     socket.end(`HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   }
 
+  /**
+   * The request to the upstream for one the agent made: always the configured origin
+   * (whatever its Host header said), its headers without hop-by-hop ones or its own
+   * credential, and corral's credential added.
+   */
+  function upstreamRequest(req: IncomingMessage, path: string, extra: Record<string, string>, pool: typeof agent | false) {
+    const headers = { ...forwardedHeaders(req.headers), ...extra, [options.credential.header]: options.credential.value };
+    return (secure ? httpsRequest : httpRequest)({
+      protocol: upstream.url.protocol,
+      hostname: upstream.url.hostname.replace(/^\[|\]$/g, ''),
+      port: upstream.url.port || (secure ? 443 : 80),
+      method: req.method ?? 'GET',
+      path,
+      headers,
+      agent: pool,
+      setHost: true,
+    });
+  }
+
   function forwardUpgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
     const target = requestTarget(req.url ?? '', upstream);
     if ('refused' in target) return refuseSocket(req, socket, target.refused);
     if (String(req.headers.upgrade ?? '').trim().toLowerCase() !== 'websocket') return refuseSocket(req, socket, 'only WebSocket upgrades are forwarded');
     const method = req.method ?? 'GET';
     const shownPath = pathOnly(target.path);
-    const headers = forwardedHeaders(req.headers);
-    headers[options.credential.header] = options.credential.value;
-    headers.connection = 'Upgrade';
-    headers.upgrade = 'websocket';
-    const outgoing = (secure ? httpsRequest : httpRequest)({
-      protocol: upstream.url.protocol,
-      hostname: upstream.url.hostname.replace(/^\[|\]$/g, ''),
-      port: upstream.url.port || (secure ? 443 : 80),
-      method,
-      path: target.path,
-      headers,
-      // A connection that becomes a WebSocket never goes back to a pool.
-      agent: false,
-    });
+    // A connection that becomes a WebSocket never goes back to a pool.
+    const outgoing = upstreamRequest(req, target.path, { connection: 'Upgrade', upgrade: 'websocket' }, false);
     upgraded.add(socket);
     socket.on('close', () => upgraded.delete(socket));
     socket.on('error', () => outgoing.destroy());
@@ -261,20 +268,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     if ('refused' in target) return refuse(req, res, pathOnly(req.url ?? ''), target.refused);
     const method = req.method ?? 'GET';
     const shownPath = pathOnly(target.path);
-    const headers = forwardedHeaders(req.headers);
-    headers[options.credential.header] = options.credential.value;
-    const send = secure ? httpsRequest : httpRequest;
-    const outgoing = send({
-      protocol: upstream.url.protocol,
-      hostname: upstream.url.hostname.replace(/^\[|\]$/g, ''),
-      port: upstream.url.port || (secure ? 443 : 80),
-      method,
-      path: target.path,
-      headers,
-      agent,
-      // The host is the upstream's, whatever the agent's Host header said.
-      setHost: true,
-    });
+    const outgoing = upstreamRequest(req, target.path, {}, agent);
     outgoing.on('response', (incoming) => {
       const status = incoming.statusCode ?? 502;
       note({ method, path: shownPath, status });

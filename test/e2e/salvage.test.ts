@@ -1,11 +1,10 @@
 import { execa, type ResultPromise } from 'execa';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { NO_USER_CONFIG, PROJECT_ROOT, runCli, runReport } from '../support/cli.js';
-import { commitFiles, extraWorktrees, gitIn, repoWithFiles, tempDir } from '../support/repo.js';
+import { commitFiles, deadPid, extraWorktrees, gitIn, repoWithFiles, tempDir } from '../support/repo.js';
 
 // No path removes a worktree whose changes are not in a patch on disk: a second Ctrl-C, a
 // SIGHUP, the next run and `corral clean` after a SIGKILL all save the patch first (the
@@ -56,10 +55,6 @@ function expectAgentWork(repo: string, patchFile: string): void {
   expect(patch).toContain('+++ b/src/notes.txt');
   expect(patch).toContain('+half done');
   gitIn(repo, ['apply', '--check', patchFile]);
-}
-
-function deadPid(): number {
-  return spawnSync('true').pid!;
 }
 
 describe('a second Ctrl-C before the patch is written', () => {

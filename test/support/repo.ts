@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -66,4 +66,26 @@ export function repoWithFiles(files: Record<string, string>, prefix = 'corral-re
   gitIn(repo, ['add', '-A']);
   gitIn(repo, ['commit', '-qm', 'test repo']);
   return repo;
+}
+
+/** The pid of a process that has already exited. */
+export function deadPid(): number {
+  const pid = spawnSync('true').pid;
+  if (pid === undefined) throw new Error('could not start `true`');
+  return pid;
+}
+
+/** A worktree of `repo` made by git itself (`git worktree add ARGS`), in a temp folder. */
+export function linkedWorktree(repo: string, name: string, args: string[]): string {
+  const dir = path.join(tempDir('corral-linked-'), name);
+  gitIn(repo, ['worktree', 'add', '-q', ...args, dir]);
+  return dir;
+}
+
+/** The folders of `repo`'s worktrees, as git lists them. */
+export function listedDirs(repo: string): string[] {
+  return gitIn(repo, ['worktree', 'list', '--porcelain'])
+    .split('\n')
+    .filter((line) => line.startsWith('worktree '))
+    .map((line) => line.slice('worktree '.length));
 }

@@ -1,33 +1,14 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, rmSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createWorktree, lockReason, removeWorktree } from '../../src/workspace/worktree.js';
-import { gitIn, repoWithFiles, tempDir } from '../support/repo.js';
+import { deadPid, gitIn, linkedWorktree, listedDirs, repoWithFiles } from '../support/repo.js';
 
 // A batch lists a repository's worktrees once to find killed runs' leftovers, and again
 // only when the answer may have changed: what the listing is shared for must not let a
 // leftover that appears during the batch through.
 
-function deadPid(): number {
-  const pid = spawnSync('true').pid;
-  if (pid === undefined) throw new Error('could not start `true`');
-  return pid;
-}
-
-function linkedWorktree(repo: string, name: string, args: string[]): string {
-  const dir = path.join(tempDir('corral-linked-'), name);
-  gitIn(repo, ['worktree', 'add', '-q', ...args, dir]);
-  return dir;
-}
-
-function listedDirs(repo: string): string[] {
-  return gitIn(repo, ['worktree', 'list', '--porcelain'])
-    .split('\n')
-    .filter((line) => line.startsWith('worktree '))
-    .map((line) => line.slice('worktree '.length));
-}
 
 describe('the worktree listing a batch shares', () => {
   it("still finds a killed run's worktree that appears after the first ticket's listing", async () => {

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -6,31 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { snapshotWorktree } from '../../src/workspace/changes.js';
 import { commitToBranch } from '../../src/workspace/keep.js';
 import { createWorktree, listCorralWorktrees, lockReason, removeStaleWorktrees, removeWorktree, runTempDirOf } from '../../src/workspace/worktree.js';
-import { gitIn, repoWithFiles, tempDir } from '../support/repo.js';
+import { deadPid, gitIn, linkedWorktree, listedDirs, repoWithFiles } from '../support/repo.js';
 
 // Which worktrees exist, which are locked and by whom, which are prunable and which branch
 // each has checked out are asked of git (`git worktree list`), never read from
 // `.git/worktrees/*` or HEAD files: in a reftable repository those are not files.
 
-/** The pid of a process that has already exited. */
-function deadPid(): number {
-  const pid = spawnSync('true').pid;
-  if (pid === undefined) throw new Error('could not start `true`');
-  return pid;
-}
-
-function linkedWorktree(repo: string, name: string, args: string[]): string {
-  const dir = path.join(tempDir('corral-linked-'), name);
-  gitIn(repo, ['worktree', 'add', '-q', ...args, dir]);
-  return dir;
-}
-
-function listedDirs(repo: string): string[] {
-  return gitIn(repo, ['worktree', 'list', '--porcelain'])
-    .split('\n')
-    .filter((line) => line.startsWith('worktree '))
-    .map((line) => line.slice('worktree '.length));
-}
 
 describe('corral worktrees as git lists them', () => {
   it("removes a killed run's worktree, its folder gone or not, and leaves another host's and a live run's alone", async () => {
