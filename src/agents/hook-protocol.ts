@@ -58,7 +58,7 @@ export interface CorralCall {
 export type MappedCall = { kind: 'calls'; calls: CorralCall[] } | { kind: 'internal' } | { kind: 'unknown' };
 
 /** Tools that act on nothing but the agent's own state. */
-const INTERNAL_TOOLS = new Set(['TodoWrite', 'TodoRead', 'Task', 'Agent', 'BashOutput', 'TaskOutput', 'KillShell', 'KillBash', 'TaskStop', 'ExitPlanMode', 'update_plan', 'view_image']);
+const INTERNAL_TOOLS = new Set(['TodoWrite', 'TodoRead', 'Task', 'Agent', 'BashOutput', 'TaskOutput', 'KillShell', 'KillBash', 'TaskStop', 'ExitPlanMode', 'update_plan']);
 
 export function mapAgentCall(agent: ExternalAgent, toolName: string, rawInput: unknown): MappedCall {
   if (INTERNAL_TOOLS.has(toolName)) return { kind: 'internal' };
@@ -81,6 +81,9 @@ export function mapAgentCall(agent: ExternalAgent, toolName: string, rawInput: u
     }
     case 'Read':
       return { kind: 'calls', calls: [{ tool: 'Read', input: pick('file_path', 'offset', 'limit') }] };
+    case 'view_image':
+      // Codex reads the image file from disk: judged as the Read of that path it is.
+      return { kind: 'calls', calls: [{ tool: 'Read', input: { file_path: input.path } }] };
     case 'NotebookRead':
       return { kind: 'calls', calls: [{ tool: 'Read', input: { file_path: input.notebook_path } }] };
     case 'Write':

@@ -12,6 +12,8 @@ describe('an agent call said as corral calls', () => {
     expect(mapAgentCall('claude-code', 'Read', { file_path: '/w/a.js', offset: 2, pages: '1' })).toEqual({ kind: 'calls', calls: [{ tool: 'Read', input: { file_path: '/w/a.js', offset: 2 } }] });
     expect(mapAgentCall('claude-code', 'LS', { path: '/w/src' })).toEqual({ kind: 'calls', calls: [{ tool: 'Glob', input: { pattern: '*', path: '/w/src' } }] });
     expect(mapAgentCall('claude-code', 'NotebookEdit', { notebook_path: '/w/n.ipynb', new_source: 'x' })).toEqual({ kind: 'calls', calls: [{ tool: 'Write', input: { file_path: '/w/n.ipynb', content: 'x' } }] });
+    // Codex's view_image reads a file from disk: the guard judges where, as for Read.
+    expect(mapAgentCall('codex', 'view_image', { path: '/home/u/.ssh/id_rsa' })).toEqual({ kind: 'calls', calls: [{ tool: 'Read', input: { file_path: '/home/u/.ssh/id_rsa' } }] });
     expect(mapAgentCall('claude-code', 'Grep', { pattern: 'a', type: 'js', '-i': true })).toEqual({ kind: 'calls', calls: [{ tool: 'Grep', input: { pattern: 'a', '-i': true } }] });
   });
 
