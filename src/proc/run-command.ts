@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { statSync } from 'node:fs';
+import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { trackLeftover } from './leftovers.js';
@@ -86,19 +87,18 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   // Without a sandbox that ends them, a command's processes are ended by a child subreaper
   // around it (src/tools/subreaper.ts), setsid daemons included; where none works, by the
   // process-group kill alone (the run says so in a warning).
-  const subreaper = options.sandbox?.containsProcesses || options.staysInGroup ? undefined : await findSubreaper();
+  // Input is only given to hooks, which run unsandboxed; a sandbox that has one still runs such a command in a bubblewrap of its own.
+  const supervised = options.input === undefined && options.sandbox?.supervisor !== undefined;
+  const subreaper = supervised || options.sandbox?.containsProcesses || options.staysInGroup ? undefined : await findSubreaper();
   const reaped = subreaper !== undefined && subreaper.kind !== 'none';
   if (signal?.aborted) {
     const result: CommandResult = { exitCode: null, signal: null, timedOut: false, aborted: true, output: '', totalBytes: 0, durationMs: 0 };
     return apart ? { ...result, stdout: '', stderr: '' } : result;
   }
-
   // --norc: with `input`, stdin is a socket, and a bash built with SSH_SOURCE_BASHRC
   // (Debian, Ubuntu) then takes itself for an ssh session and sources ~/.bashrc.
   const bash = ['bash', '--norc', '-c', options.command];
-  // Input is only given to hooks, which run unsandboxed; a sandbox that has one still runs such a command in a bubblewrap of its own.
-  const supervisor = options.input === undefined ? options.sandbox?.supervisor?.() : undefined;
-  if (supervisor !== undefined) return runSupervised(supervisor, bash, options, started, output, apart);
+  if (supervised) return runSupervised(options.sandbox!.supervisor!(), bash, options, started, output, apart);
   // Sandboxed, the process we start is bwrap; it leads the process group below, and its
   // PID namespace ends with the command, so the kills here reach everything inside too.
   const wrapped = options.sandbox ? options.sandbox.wrap(bash, options.cwd) : bash;
@@ -279,10 +279,12 @@ async function runSupervised(
   const startError = end.kind === 'error' ? `failed to start: ${end.message}` : undefined;
   const withStartError = (text: string): string => (startError === undefined ? text : `${text}${text && !text.endsWith('\n') ? '\n' : ''}${startError}`);
   // As a bubblewrap of its own reports them: a command a signal killed exits 128+N; one
-  // killed for its timeout or the interrupt was killed (SIGKILL) whole.
+  // killed for its timeout or the interrupt was killed (SIGKILL) whole. Without a sandbox,
+  // as spawn() does: no exit code and the signal's name.
+  const killedBy = end.kind === 'signal' && supervisor.unconfined ? signalName(end.signal) : undefined;
   const result: CommandResult = {
-    exitCode: end.kind === 'exit' ? end.code : end.kind === 'signal' ? 128 + end.signal : null,
-    signal: end.kind === 'killed' ? 'SIGKILL' : null,
+    exitCode: end.kind === 'exit' ? end.code : end.kind === 'signal' && killedBy === undefined ? 128 + end.signal : null,
+    signal: end.kind === 'killed' ? 'SIGKILL' : (killedBy ?? null),
     timedOut,
     aborted,
     output: withStartError(output.text()),
@@ -290,6 +292,11 @@ async function runSupervised(
     durationMs: Math.round(performance.now() - started),
   };
   return apart ? { ...result, stdout: apart.stdout.text(), stderr: withStartError(apart.stderr.text()) } : result;
+}
+
+/** The name of signal number `n` (SIGTERM for 15), where Node knows it. */
+function signalName(n: number): string | undefined {
+  return Object.entries(constants.signals).find(([, number]) => number === n)?.[0];
 }
 
 /** Sends `signal` to the process `pid` (`sign` 1) or to its process group (`sign` -1). */

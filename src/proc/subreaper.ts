@@ -20,6 +20,8 @@ export const NO_SUBREAPER_WARNING = 'processes: no child subreaper works here, s
 export type Subreaper =
   | {
       kind: 'perl' | 'python3';
+      /** The interpreter that works as one (a path). */
+      program: string;
       /** `argv` run under the helper. */
       wrap(argv: string[]): string[];
       /** Helpers started ahead of their command (perl's), which read it from fd 3. */
@@ -201,7 +203,7 @@ async function probeSubreapers(searchPath: string): Promise<Subreaper> {
     const [file, ...args] = argv;
     const probe = await runProgram(file!, [...args, String(process.pid)], { timeoutMs: PROBE_TIMEOUT_MS, env: {} });
     const helper = [...argv, String(process.pid)];
-    if (probe.exitCode === 0) return { kind, wrap: (command) => [...helper, ...command], ...(kind === 'perl' ? { ready: new ReadyHelpers(helper) } : {}) };
+    if (probe.exitCode === 0) return { kind, program, wrap: (command) => [...helper, ...command], ...(kind === 'perl' ? { ready: new ReadyHelpers(helper) } : {}) };
     const said = probe.stderr.toString('utf8').trim().split('\n').pop();
     reasons.push(`${program}: ${said || probe.error || `exit ${probe.exitCode ?? probe.signal}`}`);
   }

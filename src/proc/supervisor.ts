@@ -16,19 +16,31 @@ import { arch } from 'node:process';
 // a namespace does. So once a command's first process has ended, kill(-1) ends everything
 // it started (grandchildren, `setsid` daemons, double forks) before its exit is reported:
 // the per-command guarantee of a bubblewrap per command. Commands therefore run one at a
-// time; the client queues them. Each command runs under a process of its own forked from
-// the supervisor (its session leader, dumpable again): that is what the command sees as
-// its parent, so it can read or trace nothing of the supervisor, which holds the other
-// commands' specs and the pipe to corral. When its stdin closes (corral ended it, or died), it kills
+// time; the client queues them. Each command is forked straight from the supervisor and
+// leads a session of its own; it can read or trace nothing of the supervisor (not
+// dumpable), which holds the other commands' specs and the pipe to corral. One fork a
+// command, not two: on a VM a fork and an exit of perl cost about 3 ms, as much as the
+// rest of the command's start. When its stdin closes (corral ended it, or died), it kills
 // everything and exits, and the namespace goes with it; `--die-with-parent` covers the rest.
+//
+// Without a sandbox the same program runs as a child subreaper (`reaper`): orphans come
+// to it as they would to init, and it ends a command's process group and then each orphan
+// until it has no child left. There a command can kill it like any process of its user;
+// that command is then reported killed, and the next one gets a new supervisor.
 //
 // Frames, both ways: a type byte, a 32-bit id and a 32-bit length (big-endian), then the
 // body. To it: `C` a command (fields, each a 32-bit length then bytes: cwd, argc, the argv,
-// then NAME=value entries), `K` kill the command. From it: `O`/`E` a chunk of the
-// command's stdout/stderr, `X` its end (`exit N`, `signal N` or `killed`).
+// then NAME=value entries), `K` kill the command. From it: `S` the command's pid, `O`/`E` a
+// chunk of the command's stdout/stderr, `X` its end (`exit N`, `signal N` or `killed`).
 const SUPERVISOR_SCRIPT = String.raw`
-my ($prctl, $setsid) = @ARGV;
-# Not dumpable: no command can read its memory or environ (/proc/1/mem, /proc/1/environ).
+my ($prctl, $setsid, $reaper) = @ARGV;
+# Outside a PID namespace (no sandbox): a child subreaper, so every orphan of a command
+# comes to it, as it would to a namespace's init.
+if ($reaper) {
+  $prctl or do { print STDERR "corral: prctl's system call number is not known here\n"; exit 125 };
+  syscall($prctl, 36, 1, 0, 0, 0) == 0 or do { print STDERR "corral: cannot become a child subreaper: $!\n"; exit 125 };
+}
+# Not dumpable: no command can read its memory or environ (/proc/<pid>/mem, /proc/<pid>/environ).
 syscall($prctl, 4, 0, 0, 0, 0) if $prctl;
 if (!$setsid) { require POSIX }
 binmode STDIN; binmode STDOUT;
@@ -43,11 +55,40 @@ sub frame {
   my $buf = pack('aNN', $_[0], $_[1], length $_[2]) . $_[2];
   while (length $buf) {
     my $n = syswrite STDOUT, $buf;
-    if (!defined $n) { next if $!{EINTR}; kill 'KILL', -1; exit 0 }
+    if (!defined $n) { next if $!{EINTR}; end_all(); exit 0 }
     substr($buf, 0, $n) = '';
   }
 }
-sub end_all { kill 'KILL', -1; 1 while waitpid(-1, 0) > 0 }
+# The processes whose parent is this one: with a subreaper, every process a command left.
+sub children {
+  my @found;
+  opendir my $proc, '/proc' or return;
+  for my $entry (readdir $proc) {
+    next unless $entry =~ /^\d+$/;
+    open my $stat, '<', "/proc/$entry/stat" or next;
+    my $line = <$stat>;
+    push @found, $entry if defined $line && $line =~ /\)\s+\S+\s+(\d+)/ && $1 == $$;
+  }
+  return @found;
+}
+# Ends every process the active command started. As init, kill(-1) reaches them all at
+# once; as a subreaper, its process group goes first, then each orphan that comes here,
+# until no child is left (then none of its processes is: each has a parent, and the
+# eldest living one is a child of this one).
+sub end_all {
+  if (!$reaper) { kill 'KILL', -1; 1 while waitpid(-1, 0) > 0; return }
+  kill 'KILL', -$active->{pid}, $active->{pid} if $active;
+  my $deadline = time + 5;
+  while (1) {
+    my $pid;
+    1 while ($pid = waitpid(-1, 1)) > 0;
+    last if $pid < 0;
+    my @left = children();
+    kill 'KILL', @left if @left;
+    if (time > $deadline) { print STDERR "corral: could not end every process a command started\n"; last }
+    select undef, undef, undef, 0.002;
+  }
+}
 sub reap {
   while ((my $pid = waitpid(-1, 1)) > 0) {
     if ($active && !defined $active->{status} && $pid == $active->{pid}) { $active->{status} = $?; end_all() }
@@ -63,35 +104,25 @@ sub start {
   my $pid = fork;
   if (!defined $pid) { frame('X', $id, "error fork: $!"); return }
   if ($pid == 0) {
-    # The command's own parent, its session leader: what the command may see and touch of
-    # its sandbox (as bwrap's init of a sandbox of its own) holds only its own pipes.
-    $SIG{$_} = 'DEFAULT' for keys %SIG;
+    # The command itself, leading a session and process group of its own, with only its
+    # own pipes. Only what this script changed is put back: exec resets handlers, not an
+    # ignored SIGPIPE.
+    $SIG{CHLD} = 'DEFAULT'; $SIG{PIPE} = 'DEFAULT';
     close $_ for $wake_r, $wake_w, $out_r, $err_r;
     if ($setsid) { syscall($setsid) } else { POSIX::setsid() }
     open STDIN, '<', '/dev/null';
     open STDOUT, '>&', $out_w;
     open STDERR, '>&', $err_w;
     close $_ for $out_w, $err_w;
-    syscall($prctl, 4, 1, 0, 0, 0) if $prctl;
     %ENV = map { split /=/, $_, 2 } @rest;
     chdir $cwd or do { print STDERR "failed to start: $cwd: $!\n"; exit 127 };
-    my $command = fork;
-    if (!defined $command) { print STDERR "failed to start: fork: $!\n"; exit 127 }
-    if ($command == 0) {
-      exec { $argv[0] } @argv;
-      print STDERR "failed to start: $argv[0]: $!\n";
-      exit 127;
-    }
-    waitpid($command, 0);
-    my $status = $?;
-    exit($status >> 8) unless $status & 127;
-    # Dies of the same signal, without a core dump.
-    syscall($prctl, 4, 0, 0, 0, 0) if $prctl;
-    kill $status & 127, $$;
-    exit 128 + ($status & 127);
+    exec { $argv[0] } @argv;
+    print STDERR "failed to start: $argv[0]: $!\n";
+    exit 127;
   }
   close $out_w; close $err_w;
   $active = { id => $id, pid => $pid, out => $out_r, err => $err_r };
+  frame('S', $id, $pid);
 }
 sub finish {
   my $status = $active->{status};
@@ -130,7 +161,10 @@ while (1) {
       my $body = substr $in, 9, $len;
       substr($in, 0, 9 + $len) = '';
       if ($type eq 'C') { start($id, $body) }
-      elsif ($type eq 'K') { if ($active && $active->{id} == $id) { $active->{killed} = 1; kill 'KILL', -1 } }
+      elsif ($type eq 'K') {
+        # As a subreaper, the command itself too: it may not lead its group yet (setsid comes after fork).
+        if ($active && $active->{id} == $id) { $active->{killed} = 1; $reaper ? kill('KILL', -$active->{pid}, $active->{pid}) : kill('KILL', -1) }
+      }
     }
   }
   finish() if $active && defined $active->{status} && !defined $active->{out} && !defined $active->{err};
@@ -140,9 +174,13 @@ while (1) {
 /** setsid's system call number, so the supervisor needs no module; elsewhere it loads POSIX. */
 const SETSID_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = { x64: 112, arm64: 157, riscv64: 157, loong64: 157, arm: 66, ia32: 66, ppc64: 149, s390x: 66 };
 
-/** The supervisor's own argv, to run as the init of a bubblewrap sandbox (`--as-pid-1`). */
-export function supervisorArgv(perl: string): string[] {
-  return [perl, '-e', SUPERVISOR_SCRIPT, '--', String(PRCTL_SYSCALL[arch] ?? 0), String(SETSID_SYSCALL[arch] ?? 0)];
+/**
+ * The supervisor's own argv: to run as the init of a bubblewrap sandbox (`--as-pid-1`), or
+ * with `reaper` as a child subreaper where there is no sandbox (prctl is Linux's, and its
+ * system call number must be known: see PRCTL_SYSCALL).
+ */
+export function supervisorArgv(perl: string, { reaper = false }: { reaper?: boolean } = {}): string[] {
+  return [perl, '-e', SUPERVISOR_SCRIPT, '--', String(PRCTL_SYSCALL[arch] ?? 0), String(SETSID_SYSCALL[arch] ?? 0), reaper ? '1' : '0'];
 }
 
 /** What the supervisor runs: the argv in `cwd` with exactly `env`, stdin at EOF. */
@@ -179,6 +217,8 @@ export function fitsSupervisor(command: SupervisedCommand): boolean {
 }
 
 interface Pending {
+  /** The command's pid as the supervisor sees it (outside a sandbox, as everyone does). */
+  pid?: number;
   onData(stream: 'stdout' | 'stderr', chunk: Buffer): void;
   resolve(end: SupervisedEnd): void;
   reject(error: Error): void;
@@ -201,8 +241,17 @@ export class Supervisor {
   private closing = false;
   private readonly closed: Promise<void>;
 
-  /** `argv`: bubblewrap's, ending with supervisorArgv(). `what` names the sandbox in errors (`setup`, `commands`). */
-  constructor(argv: string[], private readonly what: string) {
+  /**
+   * `argv`: bubblewrap's, ending with supervisorArgv(), or that argv alone. `what` names
+   * the sandbox in errors (`setup`, `commands`). `killable`: a supervisor outside any
+   * sandbox, which a command can kill like any process of its user; its death is then that
+   * command's (killed by SIGKILL, what it started ended here), not the run's failure.
+   */
+  constructor(
+    argv: string[],
+    private readonly what: string,
+    private readonly killable = false,
+  ) {
     const [file, ...args] = argv;
     // Its own process group: a Ctrl-C in the terminal reaches corral, which decides.
     this.child = spawn(file!, args, { cwd: '/', env: {}, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -220,6 +269,7 @@ export class Supervisor {
         if (!this.closing || this.pending.size > 0) {
           const how = startError ?? (signal ? `killed by ${signal}` : `exit ${code}`);
           const said = this.stderrTail.trim().split('\n').filter((line) => line.trim() !== '').pop();
+          if (this.killable) return resolve(this.died(`the run's process supervisor ended unexpectedly (${how}${said ? `: ${said}` : ''})`));
           this.fail(`the sandbox of the run's ${this.what} (bubblewrap with its supervisor) ended unexpectedly (${how}${said ? `: ${said}` : ''})`);
         }
         resolve();
@@ -237,7 +287,7 @@ export class Supervisor {
     const done = this.queue.then(
       () =>
         new Promise<SupervisedEnd>((resolve, reject) => {
-          if (this.failure) return reject(this.failure);
+          if (this.failure) return this.killable ? resolve({ kind: 'error', message: this.failure.message }) : reject(this.failure);
           if (killed) return resolve({ kind: 'killed' });
           this.pending.set(id, { onData, resolve, reject });
           started = true;
@@ -280,7 +330,12 @@ export class Supervisor {
     return this.child.pid;
   }
 
-  /** Whether it has failed (then every command fails). */
+  /** Outside any sandbox (a child subreaper): a command killed by a signal is reported as spawn() reports it. */
+  get unconfined(): boolean {
+    return this.killable;
+  }
+
+  /** Whether it has failed (then every command fails, or for an unconfined one, gets a new supervisor). */
   get broken(): boolean {
     return this.failure !== undefined;
   }
@@ -292,6 +347,27 @@ export class Supervisor {
     } catch {
       // Gone already.
     }
+  }
+
+  /**
+   * A killable supervisor is gone: the command it ran goes the way it would have (its
+   * process group killed; what it moved out of that group went to init with the
+   * supervisor), reported as killed by SIGKILL. Later commands get `broken` and a new one.
+   */
+  private died(message: string): void {
+    this.failure ??= new InternalError(message);
+    for (const [id, pending] of this.pending) {
+      this.pending.delete(id);
+      if (pending.pid !== undefined) {
+        try {
+          process.kill(-pending.pid, 'SIGKILL');
+        } catch {
+          // Gone with it.
+        }
+      }
+      pending.resolve({ kind: 'signal', signal: 9 });
+    }
+    this.setHeld(false);
   }
 
   private fail(message: string): void {
@@ -328,6 +404,10 @@ export class Supervisor {
     const pending = this.pending.get(id);
     if (type === 'R' || pending === undefined) return;
     if (type === 'O' || type === 'E') return pending.onData(type === 'O' ? 'stdout' : 'stderr', Buffer.from(body));
+    if (type === 'S') {
+      pending.pid = Number(body.toString('latin1'));
+      return;
+    }
     if (type !== 'X') return;
     this.pending.delete(id);
     if (this.pending.size === 0) this.setHeld(false);

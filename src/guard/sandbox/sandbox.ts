@@ -2,6 +2,7 @@ import { mkdtempSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../../errors.js';
 import { findExecutable } from '../../proc/find-executable.js';
+import { findSubreaper } from '../../proc/subreaper.js';
 import type { CommandSandbox } from '../../proc/run-command.js';
 import { Supervisor, supervisorArgv } from '../../proc/supervisor.js';
 import { gitMetadataOf } from '../paths/git-metadata.js';
@@ -38,7 +39,7 @@ export interface Sandbox extends CommandSandbox {
   readonly masked: readonly string[];
   /** Worktree-relative secret files left visible because `expose` names them. */
   readonly exposed: readonly string[];
-  /** Whether commands run in a bubblewrap started once (per view) with a supervisor inside, rather than one each. */
+  /** Whether commands run under one supervisor (in a bubblewrap started once per view, or without a sandbox as a child subreaper), rather than each on its own. */
   supervised: boolean;
   /** Ends the sandboxes started for the run's commands. Never throws. */
   close(): Promise<void>;
@@ -108,11 +109,11 @@ export async function sandboxConfinement(mode: SandboxMode, network: boolean, se
  * usage error (preflight reports it before anything runs; this is the backstop).
  */
 export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
-  if (options.mode === 'none') return NO_SANDBOX;
+  if (options.mode === 'none') return unconfined();
   const probe = await probeBubblewrap(options.searchPath === undefined ? {} : { searchPath: options.searchPath });
   if (!probe.ok) {
     if (options.mode === 'bwrap') throw new UsageError(`sandbox: bwrap: bubblewrap does not work on this machine: ${probe.reason}`);
-    return { ...NO_SANDBOX, warning: `sandbox: none (bubblewrap does not work here: ${probe.reason}); commands run unconfined` };
+    return unconfined(`sandbox: none (bubblewrap does not work here: ${probe.reason}); commands run unconfined`);
   }
   const searchPath = options.searchPath ?? process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
   const userHome = options.home ?? passwdHome();
@@ -189,6 +190,48 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
       await Promise.all([setupView?.close(), agentView?.close()]);
     },
   };
+}
+
+/**
+ * No sandbox. Where perl works as a child subreaper (found once per process), the run's
+ * commands all go to one supervisor outside any sandbox, which forks each and ends what it
+ * started: corral itself, a process of 80 MB and more, then forks once a run instead of once
+ * a command, which is most of a step's cost on a VM. Elsewhere commands run as they are.
+ */
+async function unconfined(warning?: string): Promise<Sandbox> {
+  const reaper = await findSubreaper();
+  const base = warning === undefined ? NO_SANDBOX : { ...NO_SANDBOX, warning };
+  if (reaper.kind !== 'perl') return base;
+  const view = new ReaperView(reaper.program);
+  return {
+    ...base,
+    supervised: true,
+    setup: { ...UNCONFINED, supervisor: () => view.supervisor() },
+    supervisor: () => view.supervisor(),
+    close: () => view.close(),
+  };
+}
+
+/** The run's supervisor without a sandbox, started at the first command, and again after a command killed it. */
+class ReaperView {
+  private current: Supervisor | undefined;
+  private readonly closing: Promise<void>[] = [];
+
+  constructor(private readonly perl: string) {}
+
+  supervisor(): Supervisor {
+    if (this.current !== undefined && !this.current.broken) return this.current;
+    if (this.current !== undefined) this.closing.push(this.current.close());
+    this.current = new Supervisor(supervisorArgv(this.perl, { reaper: true }), 'commands', true);
+    return this.current;
+  }
+
+  async close(): Promise<void> {
+    const current = this.current;
+    this.current = undefined;
+    if (current !== undefined) this.closing.push(current.close());
+    await Promise.all(this.closing);
+  }
 }
 
 /**
