@@ -39,6 +39,15 @@ export async function prepareModel(
 }
 
 /**
+ * Loads the real model client's code (the SDK and Node's fetch classes, about 80 ms here)
+ * when one of `modelIds` needs it, so a caller can have it load while it waits on a
+ * process rather than on the way to the first request. Loading twice costs nothing.
+ */
+export async function preloadModelClient(modelIds: readonly string[]): Promise<void> {
+  if (modelIds.some((id) => !isReplayModel(id))) await import('./anthropic-model.js');
+}
+
+/**
  * The model of a ticket an agent CLI works: the CLI talks to its API itself, so corral
  * never calls this one; it only names the model in the record.
  */

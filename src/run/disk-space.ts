@@ -41,9 +41,9 @@ interface Need {
 export async function checkDiskSpace(tickets: readonly { repo: string; base: string; baseCommit?: string }[], options: DiskSpaceOptions): Promise<void> {
   if (tickets.length === 0) return;
   const needs: Need[] = [];
-  const worktreeParent = await realpath(tmpdir()).catch(() => tmpdir());
+  // The listings start before this returns its promise (the caller loads code meanwhile).
   const sizes = new Map<string, Promise<number | null>>();
-  const sized = await Promise.all(
+  const sizing = Promise.all(
     tickets.map(async (ticket) => {
       const rev = ticket.baseCommit ?? ticket.base;
       const key = `${ticket.repo}\0${rev}`;
@@ -51,6 +51,8 @@ export async function checkDiskSpace(tickets: readonly { repo: string; base: str
       return { ticket, bytes: await sizes.get(key)! };
     }),
   );
+  const worktreeParent = await realpath(tmpdir()).catch(() => tmpdir());
+  const sized = await sizing;
   // The largest checkouts that can exist at once.
   const atOnce = sized
     .flatMap(({ ticket, bytes }) => (bytes === null ? [] : [{ ticket, bytes }]))

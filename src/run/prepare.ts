@@ -105,9 +105,14 @@ export async function prepareRun(ticket: Ticket, options: RunOptions): Promise<R
   const settings = options.settings ?? defaultSettings();
   const modelId = modelOf(ticket);
   const loadScript = options.loadReplayScript ?? memoizeReplayLoads();
+  // The base is looked up first: loading the model's client (the SDK, the heaviest code
+  // corral has) then runs on this thread while git runs, not after it.
+  const baseLookup = ticket.baseCommit === undefined ? resolveCommit(ticket.repo, ticket.base) : Promise.resolve(ticket.baseCommit);
+  // Settled either way before this returns or throws: no rejection is left unhandled.
+  baseLookup.catch(() => undefined);
   // An agent CLI talks to its model itself: nothing of corral's model client is made.
   const model = ticket.agent === 'corral' ? await prepareModel(modelId, options.env, options.cwd, settings.modelApi, loadScript) : agentCliModel(modelId, ticket.agent);
-  const baseCommit = ticket.baseCommit ?? (await resolveCommit(ticket.repo, ticket.base));
+  const baseCommit = await baseLookup;
   if (!baseCommit) throw new UsageError(`${shownFile}: base ${ticket.base} does not resolve to a commit in ${ticket.repo}`);
   const fromWorktree = options.fromWorktree === true;
   if (fromWorktree) {

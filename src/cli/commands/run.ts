@@ -10,6 +10,7 @@ import { internalErrorResult } from '../../trace/result.js';
 import { modelOf } from '../../run/preflight.js';
 import { isReplayModel, replayModelId, replayScriptPath } from '../../ticket/model-id.js';
 import { memoizeReplayLoads } from '../../agent/replay-model.js';
+import { preloadModelClient } from '../../agent/create-model.js';
 import { createTerminalPrompt, type TerminalPrompt } from '../../guard/approval/terminal-prompt.js';
 import { scheduleBatch } from '../../batch/schedule.js';
 import { inShard, parseShard } from '../../batch/shard.js';
@@ -46,10 +47,14 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
   const runs = loaded
     .flatMap((l) => (l.ticket ? [{ ticket: l.ticket, settings: l.settings, budgetUsd: l.budgetUsd }] : []))
     .filter((run) => shard === undefined || inShard(run.ticket.id, shard));
-  await checkDiskSpace(
+  const diskChecked = checkDiskSpace(
     runs.map((run) => run.ticket),
     { jobs, ...(runsDir ? { runsDir, runsDirShown: options.runsDir } : {}) },
   );
+  // While git lists the base's tree for that, the model client's code loads: it is on the
+  // way to the first request, and this thread would only wait for git otherwise.
+  await preloadModelClient(runs.flatMap((run) => (run.ticket.agent === 'corral' ? [modelOf(run.ticket)] : []))).catch(() => undefined);
+  await diskChecked;
 
   // What corral prints is redacted like its trace: by the host's secret values and by key shape.
   const redact = createRedactor(secretValues(io.env));
