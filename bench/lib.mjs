@@ -20,7 +20,7 @@ export const canMeasureMemory = GNU_TIME !== undefined;
  * seen from here) and peak resident memory. Every subject and every baseline goes through
  * this same path, so what it costs itself cancels out of each comparison.
  */
-export function measure(argv, { cwd = ROOT, env = process.env, check = true } = {}) {
+export function measure(argv, { cwd = ROOT, env = cleanEnv(), check = true } = {}) {
   const rssFile = path.join(os.tmpdir(), `corral-bench-rss-${process.pid}`);
   const [file, ...args] = GNU_TIME ? [GNU_TIME, '-f', '%M', '-o', rssFile, ...argv] : argv;
   const startedAt = Date.now();
@@ -128,9 +128,22 @@ export function benchTicket(script, steps) {
   ].join('\n');
 }
 
-/** The environment corral runs with here: the caller's, minus anything that would reach a real model or a terminal. */
+/**
+ * The caller's environment minus what changes how every node process starts: a CA bundle
+ * in NODE_EXTRA_CA_CERTS is read at each start (here it made `node -e 0` 90 ms instead of
+ * 50), and NODE_OPTIONS can load anything. Every subject and every baseline runs with it,
+ * so a ratio compares the same starts.
+ */
+export function cleanEnv() {
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  delete env.NODE_EXTRA_CA_CERTS;
+  return env;
+}
+
+/** The environment corral runs with here: a clean one, minus anything that would reach a real model or a terminal. */
 export function corralEnv() {
-  const env = { ...process.env, NO_COLOR: '1', CI: 'true' };
+  const env = { ...cleanEnv(), NO_COLOR: '1', CI: 'true' };
   delete env.ANTHROPIC_API_KEY;
   delete env.ANTHROPIC_BASE_URL;
   delete env.FORCE_COLOR;
