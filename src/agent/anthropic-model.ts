@@ -2,8 +2,7 @@
 // (ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN) and ANTHROPIC_BASE_URL, retries, times out
 // and types its errors. This file only shapes the request (prompt caching), maps the
 // final message to a ModelTurn, and turns the SDK's final failure into ModelApiError.
-import { BaseAnthropic } from '@anthropic-ai/sdk/client';
-import {
+import Anthropic, {
   AnthropicError,
   APIConnectionError,
   APIConnectionTimeoutError,
@@ -14,8 +13,7 @@ import {
   OverloadedError,
   PermissionDeniedError,
   RateLimitError,
-} from '@anthropic-ai/sdk/core/error';
-import { Messages } from '@anthropic-ai/sdk/resources/messages/messages';
+} from '@anthropic-ai/sdk';
 import type {
   CacheControlEphemeral,
   ContentBlockParam,
@@ -43,15 +41,6 @@ export interface AnthropicModelOptions {
 // ahead of that request, while git works (create-model.ts, preloadModelClient).
 void new Headers();
 
-/**
- * The SDK's client with the one resource corral calls. The full client also builds beta,
- * files, models, skills and more on every construction, and bundling them made the SDK's
- * code four times the size it loads here, on the way to the first request.
- */
-class MessagesClient extends BaseAnthropic {
-  messages: Messages = new Messages(this);
-}
-
 export function createAnthropicModel(options: AnthropicModelOptions): Model {
   // No apiKey or baseURL passed on purpose: the SDK's own defaults read the environment,
   // so a real key with the default URL works unchanged and no secret passes through here.
@@ -64,7 +53,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
   const openTelemetry = openTelemetryRegistered() ? {} : { openTelemetry: false as const };
   // The conversation goes to the socket a message at a time, each serialised once (anthropic-transport.ts).
   const wire = new ConversationWire();
-  const client = new MessagesClient({ maxRetries: options.maxRetries, timeout: options.timeoutMs, logger, fetch: createHttpFetch(wire), ...openTelemetry });
+  const client = new Anthropic({ maxRetries: options.maxRetries, timeout: options.timeoutMs, logger, fetch: createHttpFetch(wire), ...openTelemetry });
   const context: ErrorContext = { model: options.model, maxRetries: client.maxRetries };
 
   return {
@@ -108,7 +97,7 @@ interface StallWatch {
   stop(): void;
 }
 
-function watchForStall(stream: ReturnType<Messages['stream']>, timeoutMs: number): StallWatch {
+function watchForStall(stream: ReturnType<Anthropic['messages']['stream']>, timeoutMs: number): StallWatch {
   let fired = false;
   let timer: NodeJS.Timeout | undefined;
   const arm = (): void => {
