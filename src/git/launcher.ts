@@ -73,7 +73,10 @@ class ShellLauncher {
     const exports = Object.entries(options.env).map(([name, value]) => `export ${name}=${quote(value)}`);
     // sh runs in `/`: a relative folder is corral's, as it would be for spawn.
     const command = ['cd', quote(path.resolve(options.cwd)), ...exports.flatMap((line) => ['&&', line]), '&&', 'exec', quote(file), ...args.map(quote)].join(' ');
-    const line = `{ ( ${command} ) <${files.input === undefined ? '/dev/null' : quote(files.input)} >${quote(files.out)} 2>${quote(files.err)}; echo "${id} $?"; } &\n`;
+    // `jobs` first: a non-interactive dash reaps finished background jobs only when asked
+    // (it has no SIGCHLD handler), so without it every git of a long batch stayed a zombie
+    // of this sh, each holding a pid and a slot of the user's process limit.
+    const line = `jobs >/dev/null 2>&1; { ( ${command} ) <${files.input === undefined ? '/dev/null' : quote(files.input)} >${quote(files.out)} 2>${quote(files.err)}; echo "${id} $?"; } &\n`;
     const done = new Promise<ProgramResult>((resolve) => this.pending.set(id, { resolve, files }));
     this.busy();
     this.shell.stdin!.write(line);

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, gitBytes } from '../../src/git/git.js';
@@ -45,4 +46,29 @@ describe('git through the shared launcher', () => {
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toMatch(/not a git repository/);
   });
+
+  it('leaves no zombie behind: each finished git is reaped by the time the next one starts', async () => {
+    const repo = makeRepo();
+    for (let i = 0; i < 40; i++) await git(repo, ['rev-parse', 'HEAD']);
+    const launcher = childrenOf(process.pid).find((child) => child.comm === 'sh');
+    expect(launcher).toBeDefined();
+    // The last call's own subshell may not be reaped yet; the 39 before it must be.
+    expect(childrenOf(launcher!.pid).filter((child) => child.state === 'Z').length).toBeLessThanOrEqual(2);
+  });
 });
+
+/** The processes whose parent is `parent`, from /proc. */
+function childrenOf(parent: number): { pid: number; comm: string; state: string }[] {
+  return readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      return [];
+    }
+    const close = stat.lastIndexOf(')');
+    const [state, ppid] = stat.slice(close + 2).split(' ');
+    return Number(ppid) === parent ? [{ pid: Number(entry), comm: stat.slice(stat.indexOf('(') + 1, close), state: state! }] : [];
+  });
+}
