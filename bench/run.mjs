@@ -140,7 +140,7 @@ if (sandbox) {
   rows.push(
     ...(sandbox.measured
       ? [
-          ['command without sandbox, median', `${sandbox.noneMedianMs.toFixed(1)} ms`, `\`true\` through the process runner, ${sandbox.commands} times`],
+          ['command without sandbox, median', `${sandbox.noneMedianMs.toFixed(1)} ms`, `\`true\` through the process runner, ${sandbox.commands} times, as a run without a sandbox runs it (its supervisor where perl works)`],
           ['command in bubblewrap, median', `${sandbox.bwrapMedianMs.toFixed(1)} ms`, `the same commands, alternating${sandbox.supervised ? ', in the run\'s one bubblewrap with its supervisor' : ''}`],
           ['sandbox overhead per command, median', `${sandbox.overheadMedianMs.toFixed(1)} ms`, `p90 ${sandbox.overheadP90Ms.toFixed(1)} ms`],
           ['sandbox overhead, a bubblewrap per command (per_command), median', `${sandbox.perCommandOverheadMedianMs.toFixed(1)} ms`, `p90 ${sandbox.perCommandOverheadP90Ms.toFixed(1)} ms; the command ${sandbox.perCommandMedianMs.toFixed(1)} ms`],
