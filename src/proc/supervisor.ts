@@ -50,6 +50,9 @@ pipe(my $wake_r, my $wake_w) or die "pipe: $!";
 my $woken = 0;
 $SIG{CHLD} = sub { syswrite $wake_w, 'x' unless $woken++ };
 $SIG{PIPE} = 'IGNORE';
+# Outside a namespace anyone of the user can signal it (pkill perl): it ends what it ran
+# first. Inside one, a handler would let commands signal init, so there are none.
+if ($reaper) { $SIG{$_} = sub { end_all(); exit 0 } for qw(TERM INT HUP) }
 my ($active, $in) = (undef, '');
 sub frame {
   my $buf = pack('aNN', $_[0], $_[1], length $_[2]) . $_[2];
@@ -77,14 +80,19 @@ sub children {
 # eldest living one is a child of this one).
 sub end_all {
   if (!$reaper) { kill 'KILL', -1; 1 while waitpid(-1, 0) > 0; return }
-  kill 'KILL', -$active->{pid}, $active->{pid} if $active;
+  if ($active) {
+    kill 'KILL', -$active->{pid};
+    # The command itself only while it is not reaped: a reaped pid may be another's by now.
+    kill 'KILL', $active->{pid} unless defined $active->{status};
+  }
   my $deadline = time + 5;
   while (1) {
     my $pid;
     1 while ($pid = waitpid(-1, 1)) > 0;
     last if $pid < 0;
-    my @left = children();
-    kill 'KILL', @left if @left;
+    # What cannot be signalled (another user's, started through sudo) is left, not waited for.
+    my @killed = grep { kill 'KILL', $_ } children();
+    last unless @killed;
     if (time > $deadline) { print STDERR "corral: could not end every process a command started\n"; last }
     select undef, undef, undef, 0.002;
   }
@@ -107,7 +115,7 @@ sub start {
     # The command itself, leading a session and process group of its own, with only its
     # own pipes. Only what this script changed is put back: exec resets handlers, not an
     # ignored SIGPIPE.
-    $SIG{CHLD} = 'DEFAULT'; $SIG{PIPE} = 'DEFAULT';
+    $SIG{$_} = 'DEFAULT' for qw(CHLD PIPE TERM INT HUP);
     close $_ for $wake_r, $wake_w, $out_r, $err_r;
     if ($setsid) { syscall($setsid) } else { POSIX::setsid() }
     open STDIN, '<', '/dev/null';
@@ -137,8 +145,12 @@ while (1) {
   vec($rin, fileno(STDIN), 1) = 1;
   vec($rin, fileno($wake_r), 1) = 1;
   if ($active) { for my $fh (grep { defined } @{$active}{qw(out err)}) { vec($rin, fileno($fh), 1) = 1 } }
-  my $n = select(my $rout = $rin, undef, undef, undef);
+  # Once the command's processes are ended, its pipes get 2 s of silence to close: one
+  # held by a process it could not end (another user's) must not hold the command.
+  my $draining = $active && defined $active->{status};
+  my $n = select(my $rout = $rin, undef, undef, $draining ? 2 : undef);
   if ($n < 0) { reap(); next }
+  if ($n == 0 && $draining) { close $_ for grep { defined } @{$active}{qw(out err)}; @{$active}{qw(out err)} = (undef, undef) }
   if (vec($rout, fileno($wake_r), 1)) { sysread $wake_r, my $junk, 4096; $woken = 0 }
   reap();
   if ($active) {
@@ -163,7 +175,9 @@ while (1) {
       if ($type eq 'C') { start($id, $body) }
       elsif ($type eq 'K') {
         # As a subreaper, the command itself too: it may not lead its group yet (setsid comes after fork).
-        if ($active && $active->{id} == $id) { $active->{killed} = 1; $reaper ? kill('KILL', -$active->{pid}, $active->{pid}) : kill('KILL', -1) }
+        # Once it has ended (its pipes still open), its real end is reported: only the wait stops.
+        if ($active && $active->{id} == $id && defined $active->{status}) { close $_ for grep { defined } @{$active}{qw(out err)}; @{$active}{qw(out err)} = (undef, undef) }
+        elsif ($active && $active->{id} == $id) { $active->{killed} = 1; $reaper ? kill('KILL', -$active->{pid}, $active->{pid}) : kill('KILL', -1) }
       }
     }
   }
@@ -306,6 +320,8 @@ export class Supervisor {
         this.send('K', id, Buffer.alloc(0));
         graceTimer = setTimeout(() => {
           if (!this.pending.has(id)) return;
+          // Unconfined, it is ended and its command reported killed (died()); the next command gets a new one.
+          if (this.killable) return this.killSandbox();
           this.fail(`the sandbox of the run's ${this.what} did not end a command within ${KILL_GRACE_MS / 1000}s of being told to`);
           this.killSandbox();
         }, KILL_GRACE_MS);
@@ -358,12 +374,15 @@ export class Supervisor {
     this.failure ??= new InternalError(message);
     for (const [id, pending] of this.pending) {
       this.pending.delete(id);
-      if (pending.pid !== undefined) {
-        try {
-          process.kill(-pending.pid, 'SIGKILL');
-        } catch {
-          // Gone with it.
-        }
+      // A command it never started did not run: said as a failure to start, with why.
+      if (pending.pid === undefined) {
+        pending.resolve({ kind: 'error', message });
+        continue;
+      }
+      try {
+        process.kill(-pending.pid, 'SIGKILL');
+      } catch {
+        // Gone with it.
       }
       pending.resolve({ kind: 'signal', signal: 9 });
     }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -106,6 +106,27 @@ describe.skipIf(skip)('one supervisor for a run without a sandbox', () => {
     expect(after.exitCode).toBe(0);
     expect(Number(after.output)).not.toBe(before);
     expect(await isAlive(before)).toBe(false);
+  });
+
+  it('signalled to stop (pkill perl), it ends what the command started before it goes', async () => {
+    const token = uniqueSleep();
+    const result = await run(`setsid sleep ${token} & sleep 0.3; kill -TERM $PPID; wait`);
+    expect(result).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
+    await vi.waitFor(() => expect(sleepsOf(token)).toEqual([]), { timeout: 5_000 });
+    expect((await run('echo next')).output).toBe('next\n');
+  });
+
+  it('reports a command that has ended though something it could not end still holds its output', async () => {
+    const pidFile = path.join(dir, `held-${uniqueSleep()}`);
+    const running = run(`echo $$ > ${pidFile}; sleep 0.5; echo done`);
+    await vi.waitFor(() => expect(existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n')).toBe(true), { timeout: 5_000 });
+    // This test's own process holds the command's stdout open: nothing the supervisor can end.
+    const held = openSync(`/proc/${readFileSync(pidFile, 'utf8').trim()}/fd/1`, 'w');
+    try {
+      expect(await running).toMatchObject({ exitCode: 0, output: 'done\n' });
+    } finally {
+      closeSync(held);
+    }
   });
 
   it('ends the running command and all it started when the run closes it', async () => {

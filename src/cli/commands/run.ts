@@ -51,6 +51,8 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
     runs.map((run) => run.ticket),
     { jobs, ...(runsDir ? { runsDir, runsDirShown: options.runsDir } : {}) },
   );
+  // Awaited below; handled now, so a refusal while the code loads is not an unhandled rejection.
+  diskChecked.catch(() => undefined);
   // While git lists the base's tree for that, the model client's code loads: it is on the
   // way to the first request, and this thread would only wait for git otherwise.
   await preloadModelClient(runs.flatMap((run) => (run.ticket.agent === 'corral' ? [modelOf(run.ticket)] : []))).catch(() => undefined);
