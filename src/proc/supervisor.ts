@@ -53,7 +53,7 @@ $SIG{PIPE} = 'IGNORE';
 # Outside a namespace anyone of the user can signal it (pkill perl): it ends what it ran
 # first. Inside one, a handler would let commands signal init, so there are none.
 if ($reaper) { $SIG{$_} = sub { end_all(); exit 0 } for qw(TERM INT HUP) }
-my ($active, $in) = (undef, '');
+my ($active, $ready, $in) = (undef, undef, '');
 sub frame {
   my $buf = pack('aNN', $_[0], $_[1], length $_[2]) . $_[2];
   while (length $buf) {
@@ -100,23 +100,31 @@ sub end_all {
 sub reap {
   while ((my $pid = waitpid(-1, 1)) > 0) {
     if ($active && !defined $active->{status} && $pid == $active->{pid}) { $active->{status} = $?; end_all() }
+    elsif ($ready && $pid == $ready->{pid}) { close $_ for @{$ready}{qw(spec out err)}; $ready = undef }
   }
 }
-sub start {
-  my ($id, $body) = @_;
-  if ($active) { frame('X', $id, 'busy'); return }
-  my ($cwd, $argc, @rest) = unpack '(N/a)*', $body;
-  my @argv = splice @rest, 0, $argc;
-  pipe(my $out_r, my $out_w) or do { frame('X', $id, "error pipe: $!"); return };
-  pipe(my $err_r, my $err_w) or do { frame('X', $id, "error pipe: $!"); return };
+# The next command's process, forked ahead: while corral asks the model for its next
+# call, not after. A fork of this program costs about 2 ms on a VM, most of what the
+# supervisor adds to a command. The child holds only its three pipes and waits for its
+# command on the first; when the supervisor goes, that pipe ends and so does the child.
+sub prefork {
+  return if $ready;
+  pipe(my $spec_r, my $spec_w) or return;
+  pipe(my $out_r, my $out_w) or return;
+  pipe(my $err_r, my $err_w) or return;
   my $pid = fork;
-  if (!defined $pid) { frame('X', $id, "error fork: $!"); return }
+  return unless defined $pid;
   if ($pid == 0) {
     # The command itself, leading a session and process group of its own, with only its
     # own pipes. Only what this script changed is put back: exec resets handlers, not an
     # ignored SIGPIPE.
     $SIG{$_} = 'DEFAULT' for qw(CHLD PIPE TERM INT HUP);
-    close $_ for $wake_r, $wake_w, $out_r, $err_r;
+    close $_ for $wake_r, $wake_w, $out_r, $err_r, $spec_w;
+    my $spec = do { local $/; <$spec_r> };
+    exit 0 unless defined $spec && length $spec;
+    close $spec_r;
+    my ($cwd, $argc, @rest) = unpack '(N/a)*', $spec;
+    my @argv = splice @rest, 0, $argc;
     if ($setsid) { syscall($setsid) } else { POSIX::setsid() }
     open STDIN, '<', '/dev/null';
     open STDOUT, '>&', $out_w;
@@ -128,9 +136,36 @@ sub start {
     print STDERR "failed to start: $argv[0]: $!\n";
     exit 127;
   }
-  close $out_w; close $err_w;
-  $active = { id => $id, pid => $pid, out => $out_r, err => $err_r };
-  frame('S', $id, $pid);
+  close $_ for $spec_r, $out_w, $err_w;
+  $ready = { pid => $pid, spec => $spec_w, out => $out_r, err => $err_r };
+}
+sub start {
+  my ($id, $body) = @_;
+  if ($active) { frame('X', $id, 'busy'); return }
+  for my $try (1, 2) {
+    prefork();
+    if (!$ready) { frame('X', $id, "error fork: $!"); return }
+    my $child = $ready;
+    $ready = undef;
+    my $sent = length $body;
+    my $buf = $body;
+    while (length $buf) {
+      my $n = syswrite $child->{spec}, $buf;
+      if (!defined $n) { next if $!{EINTR}; last }
+      substr($buf, 0, $n) = '';
+    }
+    close $child->{spec};
+    if (length $buf) {
+      # The waiting child is gone (killed from outside): another is forked, once.
+      kill 'KILL', $child->{pid};
+      close $_ for @{$child}{qw(out err)};
+      next;
+    }
+    $active = { id => $id, pid => $child->{pid}, out => $child->{out}, err => $child->{err} };
+    frame('S', $id, $child->{pid});
+    return;
+  }
+  frame('X', $id, 'error the process forked for the command was gone');
 }
 sub finish {
   my $status = $active->{status};
@@ -138,8 +173,10 @@ sub finish {
   my $id = $active->{id};
   $active = undef;
   frame('X', $id, $how);
+  prefork();
 }
 frame('R', 0, '');
+prefork();
 while (1) {
   my $rin = '';
   vec($rin, fileno(STDIN), 1) = 1;

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, gitBytes } from '../../src/git/git.js';
+import { childrenOf } from '../support/sleeps.js';
 import { makeRepo, makeTempDir, runGit } from '../ticket/temp-repo.js';
 
 // git is started by one long-lived sh (src/git/launcher.ts), the command written to it as
@@ -57,18 +57,3 @@ describe('git through the shared launcher', () => {
   });
 });
 
-/** The processes whose parent is `parent`, from /proc. */
-function childrenOf(parent: number): { pid: number; comm: string; state: string }[] {
-  return readdirSync('/proc').flatMap((entry) => {
-    if (!/^\d+$/.test(entry)) return [];
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      return [];
-    }
-    const close = stat.lastIndexOf(')');
-    const [state, ppid] = stat.slice(close + 2).split(' ');
-    return Number(ppid) === parent ? [{ pid: Number(entry), comm: stat.slice(stat.indexOf('(') + 1, close), state: state! }] : [];
-  });
-}

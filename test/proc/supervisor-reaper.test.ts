@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/guard/sandbox/sandbox.js';
 import { runCommand, type RunCommandOptions } from '../../src/proc/run-command.js';
 import { findSubreaper } from '../../src/proc/subreaper.js';
-import { daemonSleeps, DAEMONS, sleepsOf, uniqueSleep } from '../support/sleeps.js';
+import { childrenOf, daemonSleeps, DAEMONS, sleepsOf, uniqueSleep } from '../support/sleeps.js';
 import { isAlive } from '../tools/helpers.js';
 
 // Without a sandbox, a run's commands go to one perl supervisor that is a child subreaper:
@@ -106,6 +106,19 @@ describe.skipIf(skip)('one supervisor for a run without a sandbox', () => {
     expect(after.exitCode).toBe(0);
     expect(Number(after.output)).not.toBe(before);
     expect(await isAlive(before)).toBe(false);
+  });
+
+  it('forks each command ahead, and runs it all the same when that process was killed while it waited', async () => {
+    const supervisor = Number((await run('echo $PPID')).output);
+    // The process for the next command, forked once the last one ended: a perl waiting for its command.
+    const waiting = await vi.waitFor(() => {
+      const found = childrenOf(supervisor).filter((child) => child.comm === 'perl' && child.state !== 'Z');
+      expect(found).toHaveLength(1);
+      return found[0]!;
+    });
+    process.kill(waiting.pid, 'SIGKILL');
+    expect(await run('echo "$ONLY_HERE"', { env: { PATH: process.env.PATH ?? '', ONLY_HERE: 'still runs' } })).toMatchObject({ exitCode: 0, output: 'still runs\n' });
+    expect(Number((await run('echo $PPID')).output)).toBe(supervisor);
   });
 
   it('signalled to stop (pkill perl), it ends what the command started before it goes', async () => {

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 
 // Processes a test starts and then looks for by their command line, from outside whatever
 // ran them: a `sleep` with a count no other process uses names its own.
@@ -21,3 +22,19 @@ export const DAEMONS = (token: string): string =>
 
 /** Host pids of the sleeps DAEMONS(token) left. */
 export const daemonSleeps = (token: string): number[] => [1, 2, 3, 4, 5].flatMap((n) => sleepsOf(`${token}${n}`));
+
+/** The processes whose parent is `parent`, from /proc: pid, command name and state (R, S, Z…). */
+export function childrenOf(parent: number): { pid: number; comm: string; state: string }[] {
+  return readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      return [];
+    }
+    const close = stat.lastIndexOf(')');
+    const [state, ppid] = stat.slice(close + 2).split(' ');
+    return Number(ppid) === parent ? [{ pid: Number(entry), comm: stat.slice(stat.indexOf('(') + 1, close), state: state! }] : [];
+  });
+}
