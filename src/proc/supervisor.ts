@@ -53,7 +53,7 @@ $SIG{PIPE} = 'IGNORE';
 # Outside a namespace anyone of the user can signal it (pkill perl): it ends what it ran
 # first. Inside one, a handler would let commands signal init, so there are none.
 if ($reaper) { $SIG{$_} = sub { end_all(); exit 0 } for qw(TERM INT HUP) }
-my ($active, $ready, $in) = (undef, undef, '');
+my ($active, $ready, $in, $want_ready) = (undef, undef, '', 0);
 sub frame {
   my $buf = pack('aNN', $_[0], $_[1], length $_[2]) . $_[2];
   while (length $buf) {
@@ -103,10 +103,28 @@ sub reap {
     elsif ($ready && $pid == $ready->{pid}) { close $_ for @{$ready}{qw(spec out err)}; $ready = undef }
   }
 }
-# The next command's process, forked ahead: while corral asks the model for its next
-# call, not after. A fork of this program costs about 2 ms on a VM, most of what the
-# supervisor adds to a command. The child holds only its three pipes and waits for its
-# command on the first; when the supervisor goes, that pipe ends and so does the child.
+# What a forked child does to become the command: it leads a session and process group
+# of its own and holds only its own pipes. Only what this script changed is put back:
+# exec resets handlers, not an ignored SIGPIPE.
+sub become {
+  my ($spec, $out_w, $err_w) = @_;
+  my ($cwd, $argc, @rest) = unpack '(N/a)*', $spec;
+  my @argv = splice @rest, 0, $argc;
+  if ($setsid) { syscall($setsid) } else { POSIX::setsid() }
+  open STDIN, '<', '/dev/null';
+  open STDOUT, '>&', $out_w;
+  open STDERR, '>&', $err_w;
+  close $_ for $out_w, $err_w;
+  %ENV = map { split /=/, $_, 2 } @rest;
+  chdir $cwd or do { print STDERR "failed to start: $cwd: $!\n"; exit 127 };
+  exec { $argv[0] } @argv;
+  print STDERR "failed to start: $argv[0]: $!\n";
+  exit 127;
+}
+# The next command's process, forked ahead while corral asks the model for its next call:
+# a fork of this program costs about 2 ms on a VM, most of what the supervisor adds to a
+# command. The child waits for its command on a pipe of its own; when the supervisor
+# goes, that pipe ends and so does the child.
 sub prefork {
   return if $ready;
   pipe(my $spec_r, my $spec_w) or return;
@@ -115,26 +133,12 @@ sub prefork {
   my $pid = fork;
   return unless defined $pid;
   if ($pid == 0) {
-    # The command itself, leading a session and process group of its own, with only its
-    # own pipes. Only what this script changed is put back: exec resets handlers, not an
-    # ignored SIGPIPE.
     $SIG{$_} = 'DEFAULT' for qw(CHLD PIPE TERM INT HUP);
     close $_ for $wake_r, $wake_w, $out_r, $err_r, $spec_w;
     my $spec = do { local $/; <$spec_r> };
     exit 0 unless defined $spec && length $spec;
     close $spec_r;
-    my ($cwd, $argc, @rest) = unpack '(N/a)*', $spec;
-    my @argv = splice @rest, 0, $argc;
-    if ($setsid) { syscall($setsid) } else { POSIX::setsid() }
-    open STDIN, '<', '/dev/null';
-    open STDOUT, '>&', $out_w;
-    open STDERR, '>&', $err_w;
-    close $_ for $out_w, $err_w;
-    %ENV = map { split /=/, $_, 2 } @rest;
-    chdir $cwd or do { print STDERR "failed to start: $cwd: $!\n"; exit 127 };
-    exec { $argv[0] } @argv;
-    print STDERR "failed to start: $argv[0]: $!\n";
-    exit 127;
+    become($spec, $out_w, $err_w);
   }
   close $_ for $spec_r, $out_w, $err_w;
   $ready = { pid => $pid, spec => $spec_w, out => $out_r, err => $err_r };
@@ -142,12 +146,10 @@ sub prefork {
 sub start {
   my ($id, $body) = @_;
   if ($active) { frame('X', $id, 'busy'); return }
-  for my $try (1, 2) {
-    prefork();
-    if (!$ready) { frame('X', $id, "error fork: $!"); return }
+  $want_ready = 0;
+  if ($ready) {
     my $child = $ready;
     $ready = undef;
-    my $sent = length $body;
     my $buf = $body;
     while (length $buf) {
       my $n = syswrite $child->{spec}, $buf;
@@ -155,17 +157,27 @@ sub start {
       substr($buf, 0, $n) = '';
     }
     close $child->{spec};
-    if (length $buf) {
-      # The waiting child is gone (killed from outside): another is forked, once.
-      kill 'KILL', $child->{pid};
-      close $_ for @{$child}{qw(out err)};
-      next;
+    if (!length $buf) {
+      $active = { id => $id, pid => $child->{pid}, out => $child->{out}, err => $child->{err} };
+      frame('S', $id, $child->{pid});
+      return;
     }
-    $active = { id => $id, pid => $child->{pid}, out => $child->{out}, err => $child->{err} };
-    frame('S', $id, $child->{pid});
-    return;
+    # The waiting child is gone (killed from outside): the command is forked as it comes.
+    kill 'KILL', $child->{pid};
+    close $_ for @{$child}{qw(out err)};
   }
-  frame('X', $id, 'error the process forked for the command was gone');
+  pipe(my $out_r, my $out_w) or do { frame('X', $id, "error pipe: $!"); return };
+  pipe(my $err_r, my $err_w) or do { frame('X', $id, "error pipe: $!"); return };
+  my $pid = fork;
+  if (!defined $pid) { frame('X', $id, "error fork: $!"); return }
+  if ($pid == 0) {
+    $SIG{$_} = 'DEFAULT' for qw(CHLD PIPE TERM INT HUP);
+    close $_ for $wake_r, $wake_w, $out_r, $err_r;
+    become($body, $out_w, $err_w);
+  }
+  close $out_w; close $err_w;
+  $active = { id => $id, pid => $pid, out => $out_r, err => $err_r };
+  frame('S', $id, $pid);
 }
 sub finish {
   my $status = $active->{status};
@@ -173,10 +185,13 @@ sub finish {
   my $id = $active->{id};
   $active = undef;
   frame('X', $id, $how);
-  prefork();
+  # Forked ahead only once a millisecond passes without the next command: one that
+  # comes at once (a scripted model) would find the fork in its way all the same, and
+  # a waiting child makes every page this program touches meanwhile a copy.
+  $want_ready = 1;
 }
 frame('R', 0, '');
-prefork();
+$want_ready = 1;
 while (1) {
   my $rin = '';
   vec($rin, fileno(STDIN), 1) = 1;
@@ -185,8 +200,9 @@ while (1) {
   # Once the command's processes are ended, its pipes get 2 s of silence to close: one
   # held by a process it could not end (another user's) must not hold the command.
   my $draining = $active && defined $active->{status};
-  my $n = select(my $rout = $rin, undef, undef, $draining ? 2 : undef);
+  my $n = select(my $rout = $rin, undef, undef, $draining ? 2 : $want_ready && !$active ? 0.001 : undef);
   if ($n < 0) { reap(); next }
+  if ($n == 0 && $want_ready && !$active) { $want_ready = 0; prefork(); next }
   if ($n == 0 && $draining) { close $_ for grep { defined } @{$active}{qw(out err)}; @{$active}{qw(out err)} = (undef, undef) }
   if (vec($rout, fileno($wake_r), 1)) { sysread $wake_r, my $junk, 4096; $woken = 0 }
   reap();
