@@ -216,17 +216,21 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   await Promise.all(streams.map((stream) => (stream.closed ? undefined : once(stream, 'close').catch(() => undefined))));
   clearTimeout(drainTimer);
 
+  return commandResult({ exitCode, signal: exitSignal, timedOut, aborted }, startError, { output, apart, started });
+}
+
+/**
+ * The result of a command from how it ended and what it printed, both ways of running one
+ * alike; a failure to start is said after the output (and after stderr, kept apart).
+ */
+function commandResult(
+  end: Pick<CommandResult, 'exitCode' | 'signal' | 'timedOut' | 'aborted'>,
+  startError: string | undefined,
+  { output, apart, started }: { output: CappedOutput; apart: { stdout: CappedOutput; stderr: CappedOutput } | undefined; started: number },
+): CommandResult {
   const withStartError = (text: string): string =>
     startError === undefined ? text : `${text}${text && !text.endsWith('\n') ? '\n' : ''}failed to start: ${startError}`;
-  const result: CommandResult = {
-    exitCode,
-    signal: exitSignal,
-    timedOut,
-    aborted,
-    output: withStartError(output.text()),
-    totalBytes: output.totalBytes,
-    durationMs: Math.round(performance.now() - started),
-  };
+  const result: CommandResult = { ...end, output: withStartError(output.text()), totalBytes: output.totalBytes, durationMs: Math.round(performance.now() - started) };
   return apart ? { ...result, stdout: apart.stdout.text(), stderr: withStartError(apart.stderr.text()) } : result;
 }
 
@@ -276,22 +280,20 @@ async function runSupervised(
       options.signal?.removeEventListener('abort', onAbort);
     }
   }
-  const startError = end.kind === 'error' ? `failed to start: ${end.message}` : undefined;
-  const withStartError = (text: string): string => (startError === undefined ? text : `${text}${text && !text.endsWith('\n') ? '\n' : ''}${startError}`);
   // As a bubblewrap of its own reports them: a command a signal killed exits 128+N; one
   // killed for its timeout or the interrupt was killed (SIGKILL) whole. Without a sandbox,
   // as spawn() does: no exit code and the signal's name.
   const killedBy = end.kind === 'signal' && supervisor.unconfined ? signalName(end.signal) : undefined;
-  const result: CommandResult = {
-    exitCode: end.kind === 'exit' ? end.code : end.kind === 'signal' && killedBy === undefined ? 128 + end.signal : null,
-    signal: end.kind === 'killed' ? 'SIGKILL' : (killedBy ?? null),
-    timedOut,
-    aborted,
-    output: withStartError(output.text()),
-    totalBytes: output.totalBytes,
-    durationMs: Math.round(performance.now() - started),
-  };
-  return apart ? { ...result, stdout: apart.stdout.text(), stderr: withStartError(apart.stderr.text()) } : result;
+  return commandResult(
+    {
+      exitCode: end.kind === 'exit' ? end.code : end.kind === 'signal' && killedBy === undefined ? 128 + end.signal : null,
+      signal: end.kind === 'killed' ? 'SIGKILL' : (killedBy ?? null),
+      timedOut,
+      aborted,
+    },
+    end.kind === 'error' ? end.message : undefined,
+    { output, apart, started },
+  );
 }
 
 /** The name of signal number `n` (SIGTERM for 15), where Node knows it. */

@@ -156,8 +156,10 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   };
   // The supervisor is perl, the first on the commands' PATH that the sandbox shows.
   const perl = options.perCommand || !probe.asPid1 ? undefined : visiblePerl(searchPath, layout);
-  const setupView = perl === undefined ? undefined : new SupervisedView(perl, 'setup');
-  const agentView = perl === undefined ? undefined : new SupervisedView(perl, 'commands');
+  const setupView = perl === undefined ? undefined : new SupervisorSlot('setup');
+  const agentView = perl === undefined ? undefined : new SupervisorSlot('commands');
+  // bubblewrap with the supervisor as its namespace's init, for the view `of`.
+  const supervised = (of: BwrapLayout): string[] => bwrapArgv(of, supervisorArgv(perl!), of.worktree, { asPid1: true });
   return {
     kind: 'bwrap',
     network: options.network,
@@ -165,7 +167,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
       network: setupNetwork,
       containsProcesses: true,
       wrap: (argv, cwd) => bwrapArgv(setupLayout, argv, cwd),
-      ...(setupView ? { supervisor: () => setupView.supervisor(setupLayout) } : {}),
+      ...(setupView ? { supervisor: () => setupView.supervisor(supervised(setupLayout)) } : {}),
     },
     containsProcesses: true,
     supervised: perl !== undefined,
@@ -185,7 +187,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
       return secrets.exposed;
     },
     wrap: (argv, cwd) => bwrapArgv(agentLayout(), argv, cwd),
-    ...(agentView ? { supervisor: () => agentView.supervisor(agentLayout()) } : {}),
+    ...(agentView ? { supervisor: () => agentView.supervisor(supervised(agentLayout())) } : {}),
     close: async () => {
       await Promise.all([setupView?.close(), agentView?.close()]);
     },
@@ -202,59 +204,39 @@ async function unconfined(warning?: string): Promise<Sandbox> {
   const reaper = await findSubreaper();
   const base = warning === undefined ? NO_SANDBOX : { ...NO_SANDBOX, warning };
   if (reaper.kind !== 'perl') return base;
-  const view = new ReaperView(reaper.program);
+  const slot = new SupervisorSlot('commands', true);
+  const argv = supervisorArgv(reaper.program, { reaper: true });
   return {
     ...base,
     supervised: true,
-    setup: { ...UNCONFINED, supervisor: () => view.supervisor() },
-    supervisor: () => view.supervisor(),
-    close: () => view.close(),
+    setup: { ...UNCONFINED, supervisor: () => slot.supervisor(argv) },
+    supervisor: () => slot.supervisor(argv),
+    close: () => slot.close(),
   };
 }
 
-/** The run's supervisor without a sandbox, started at the first command, and again after a command killed it. */
-class ReaperView {
-  private current: Supervisor | undefined;
-  private readonly closing: Promise<void>[] = [];
-
-  constructor(private readonly perl: string) {}
-
-  supervisor(): Supervisor {
-    if (this.current !== undefined && !this.current.broken) return this.current;
-    if (this.current !== undefined) this.closing.push(this.current.close());
-    this.current = new Supervisor(supervisorArgv(this.perl, { reaper: true }), 'commands', true);
-    return this.current;
-  }
-
-  async close(): Promise<void> {
-    const current = this.current;
-    this.current = undefined;
-    if (current !== undefined) this.closing.push(current.close());
-    await Promise.all(this.closing);
-  }
-}
-
 /**
- * The supervised sandbox of one kind of command (setup's, or the agent's and the checks'),
- * started at its first command. Each command gets exactly the view a bubblewrap of its own
- * would give it: when that view changes (a masked secret file deleted), the next command
- * gets a new sandbox with it. One that failed stays: every later command fails too.
+ * The supervisor of one kind of command (setup's, or the agent's and the checks'), started
+ * at its first command with `argv`. When `argv` changes (in bubblewrap, the view: a masked
+ * secret file deleted), the next command gets a new supervisor with it, so a view is never
+ * loosened to fit. One that failed in a sandbox stays, and every later command fails too;
+ * an unconfined one (`killable`: a command can kill it like any process) is started again.
  */
-class SupervisedView {
+class SupervisorSlot {
   private current: { key: string; supervisor: Supervisor } | undefined;
   private readonly closing: Promise<void>[] = [];
 
   constructor(
-    private readonly perl: string,
     private readonly what: string,
+    private readonly killable = false,
   ) {}
 
-  supervisor(layout: BwrapLayout): Supervisor {
-    const argv = bwrapArgv(layout, supervisorArgv(this.perl), layout.worktree, { asPid1: true });
+  supervisor(argv: string[]): Supervisor {
     const key = argv.join('\0');
-    if (this.current !== undefined && (this.current.key === key || this.current.supervisor.broken)) return this.current.supervisor;
-    if (this.current !== undefined) this.closing.push(this.current.supervisor.close());
-    this.current = { key, supervisor: new Supervisor(argv, this.what) };
+    const current = this.current;
+    if (current !== undefined && (current.supervisor.broken ? !this.killable : current.key === key)) return current.supervisor;
+    if (current !== undefined) this.closing.push(current.supervisor.close());
+    this.current = { key, supervisor: new Supervisor(argv, this.what, this.killable) };
     return this.current.supervisor;
   }
 
