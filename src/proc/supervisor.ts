@@ -99,8 +99,14 @@ sub end_all {
 }
 sub reap {
   while ((my $pid = waitpid(-1, 1)) > 0) {
-    if ($active && !defined $active->{status} && $pid == $active->{pid}) { $active->{status} = $?; end_all() }
-    elsif ($ready && $pid == $ready->{pid}) { close $_ for @{$ready}{qw(spec out err)}; $ready = undef }
+    if ($active && !defined $active->{status} && $pid == $active->{pid}) {
+      # A child forked ahead that died before it took its command (killed from outside while
+      # it waited; the spec still sits in its pipe) did not run it: it is forked again now.
+      next if !$active->{killed} && untaken($active) && restart($active);
+      $active->{status} = $?;
+      end_all();
+    }
+    elsif ($ready && $pid == $ready->{pid}) { close $_ for @{$ready}{qw(spec spec_r out err)}; $ready = undef }
   }
 }
 # What a forked child does to become the command: it leads a session and process group
@@ -140,8 +146,42 @@ sub prefork {
     close $spec_r;
     become($spec, $out_w, $err_w);
   }
-  close $_ for $spec_r, $out_w, $err_w;
-  $ready = { pid => $pid, spec => $spec_w, out => $out_r, err => $err_r };
+  # The read end stays here too: it tells, when the child ends, whether it took its command.
+  close $_ for $out_w, $err_w;
+  $ready = { pid => $pid, spec => $spec_w, spec_r => $spec_r, out => $out_r, err => $err_r };
+}
+# Whether the command's spec is still in the pipe of the child forked ahead for it. Its
+# write end is closed, so this never blocks: its bytes, or the end of the pipe once taken.
+sub untaken {
+  my ($command) = @_;
+  my $fh = delete $command->{spec_r} or return 0;
+  my $got = sysread $fh, my $byte, 1;
+  close $fh;
+  return $got ? 1 : 0;
+}
+# The command's own process, forked now: its pid and the read ends of its output, or why not.
+sub fork_command {
+  my ($body) = @_;
+  pipe(my $out_r, my $out_w) or return "pipe: $!";
+  pipe(my $err_r, my $err_w) or return "pipe: $!";
+  my $pid = fork;
+  defined $pid or return "fork: $!";
+  if ($pid == 0) {
+    $SIG{$_} = 'DEFAULT' for qw(CHLD PIPE TERM INT HUP);
+    close $_ for $wake_r, $wake_w, $out_r, $err_r;
+    become($body, $out_w, $err_w);
+  }
+  close $out_w; close $err_w;
+  return ($pid, $out_r, $err_r);
+}
+sub restart {
+  my ($command) = @_;
+  close $_ for grep { defined } @{$command}{qw(out err)};
+  my ($pid, $out_r, $err_r) = fork_command($command->{body});
+  return 0 unless defined $out_r;
+  @{$command}{qw(pid out err)} = ($pid, $out_r, $err_r);
+  frame('S', $command->{id}, $pid);
+  return 1;
 }
 sub start {
   my ($id, $body) = @_;
@@ -158,24 +198,16 @@ sub start {
     }
     close $child->{spec};
     if (!length $buf) {
-      $active = { id => $id, pid => $child->{pid}, out => $child->{out}, err => $child->{err} };
+      $active = { id => $id, body => $body, pid => $child->{pid}, spec_r => $child->{spec_r}, out => $child->{out}, err => $child->{err} };
       frame('S', $id, $child->{pid});
       return;
     }
     # The waiting child is gone (killed from outside): the command is forked as it comes.
     kill 'KILL', $child->{pid};
-    close $_ for @{$child}{qw(out err)};
+    close $_ for @{$child}{qw(spec_r out err)};
   }
-  pipe(my $out_r, my $out_w) or do { frame('X', $id, "error pipe: $!"); return };
-  pipe(my $err_r, my $err_w) or do { frame('X', $id, "error pipe: $!"); return };
-  my $pid = fork;
-  if (!defined $pid) { frame('X', $id, "error fork: $!"); return }
-  if ($pid == 0) {
-    $SIG{$_} = 'DEFAULT' for qw(CHLD PIPE TERM INT HUP);
-    close $_ for $wake_r, $wake_w, $out_r, $err_r;
-    become($body, $out_w, $err_w);
-  }
-  close $out_w; close $err_w;
+  my ($pid, $out_r, $err_r) = fork_command($body);
+  if (!defined $out_r) { frame('X', $id, "error $pid"); return }
   $active = { id => $id, pid => $pid, out => $out_r, err => $err_r };
   frame('S', $id, $pid);
 }

@@ -121,6 +121,23 @@ describe.skipIf(skip)('one supervisor for a run without a sandbox', () => {
     expect(Number((await run('echo $PPID')).output)).toBe(supervisor);
   });
 
+  it('runs a command told to a waiting process that was killed before it could take it', async () => {
+    const supervisor = Number((await run('echo $PPID')).output);
+    const waiting = await vi.waitFor(() => {
+      const found = childrenOf(supervisor).filter((child) => child.comm === 'perl' && child.state !== 'Z');
+      expect(found).toHaveLength(1);
+      return found[0]!;
+    });
+    // Stopped, it cannot read its command: the spec sits in its pipe when the kill comes.
+    process.kill(waiting.pid, 'SIGSTOP');
+    const running = run('echo "$ONLY_HERE"', { env: { PATH: process.env.PATH ?? '', ONLY_HERE: 'ran once' } });
+    // Time for the supervisor to hand it the command; were the kill first, the command is forked as it comes.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    process.kill(waiting.pid, 'SIGKILL');
+    expect(await running).toMatchObject({ exitCode: 0, output: 'ran once\n' });
+    expect(Number((await run('echo $PPID')).output)).toBe(supervisor);
+  });
+
   it('signalled to stop (pkill perl), it ends what the command started before it goes', async () => {
     const token = uniqueSleep();
     const result = await run(`setsid sleep ${token} & sleep 0.3; kill -TERM $PPID; wait`);
