@@ -150,11 +150,15 @@ sub prefork {
   close $_ for $out_w, $err_w;
   $ready = { pid => $pid, spec => $spec_w, spec_r => $spec_r, out => $out_r, err => $err_r };
 }
-# Whether the command's spec is still in the pipe of the child forked ahead for it. Its
-# write end is closed, so this never blocks: its bytes, or the end of the pipe once taken.
+# Whether the command's spec is still in the pipe of the child forked ahead for it: its
+# bytes, or the end of the pipe once taken. Its write end is closed; the select is there
+# so that a write end held open anyway could never block the supervisor here.
 sub untaken {
   my ($command) = @_;
   my $fh = delete $command->{spec_r} or return 0;
+  my $rin = '';
+  vec($rin, fileno($fh), 1) = 1;
+  if (select(my $rout = $rin, undef, undef, 0) <= 0) { close $fh; return 0 }
   my $got = sysread $fh, my $byte, 1;
   close $fh;
   return $got ? 1 : 0;
