@@ -7,7 +7,9 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { judgeCall } from '../dist/run/call-pipeline.js';
 import { dryRunGuard } from '../dist/run/dry-run.js';
+import { expectationFor, meetsExpectation } from '../dist/run/policy-test.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CORPUS = path.join(ROOT, 'test/guard/corpus');
@@ -27,14 +29,24 @@ export async function benchGuard() {
     for (const ticket of new Set(cases.map((c) => c.ticket ?? 'ticket.yaml'))) {
       guards.set(ticket, await dryRunGuard(path.join(repo, ticket), repo, process.env));
     }
-    // One pass to load the parser and warm the JIT; it is not counted.
-    for (const c of cases) await guards.get(c.ticket ?? 'ticket.yaml').decide(c.tool, c.args, c.cwd);
+    // Each call the way a run's pipeline judges it: validated against its tool's schema,
+    // then decided from its tool's kind and locations.
+    const judge = (c) => judgeCall(guards.get(c.ticket ?? 'ticket.yaml'), c.tool, c.args, c.cwd);
+    // One pass to load the parser and warm the JIT; it is not counted. It also checks that
+    // the guard decides each case as the corpus expects: a figure from calls the guard
+    // turned away unread (a changed signature, a tool it no longer knows) measures nothing.
+    const wrong = [];
+    for (const c of cases) {
+      const { verdict } = await judge(c);
+      if (!meetsExpectation(verdict, expectationFor(c, guards.get(c.ticket ?? 'ticket.yaml').sandbox))) wrong.push(`${c.id}: ${verdict.decision.effect} (${verdict.decision.rule})`);
+    }
+    if (wrong.length > 0) throw new Error(`the guard bench decided ${wrong.length} corpus cases otherwise than \`corral policy test\` expects, first ${wrong.slice(0, 3).join('; ')}`);
     const latencies = [];
     const started = performance.now();
     for (let round = 0; round < ROUNDS; round++) {
       for (const c of cases) {
         const t = performance.now();
-        await guards.get(c.ticket ?? 'ticket.yaml').decide(c.tool, c.args, c.cwd);
+        await judge(c);
         latencies.push(performance.now() - t);
       }
     }
