@@ -1,7 +1,7 @@
 // Helpers shared by the whole-process benchmarks: run a command as its own process and
 // time it (wall clock, peak RSS), summarise repeated runs, and make throwaway repositories.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -153,6 +153,23 @@ export function corralEnv() {
 /** `corral run` on one ticket, unattended, with run records kept out of the repository. */
 export function corralRun(ticket, { repo, runsDir }) {
   return measure([process.execPath, CORRAL, 'run', '--unattended', '--runs-dir', runsDir, ticket], { cwd: repo, env: corralEnv() });
+}
+
+/**
+ * Throws unless the one run in `runsDir` ran `calls` Bash calls to the end. A call the
+ * guard turned away costs no spawn, so a run whose calls were refused (a rule, a changed
+ * input, a default that asks) would pass for a fast one; its trace says which it was.
+ */
+export function expectCallsRan(runsDir, calls) {
+  const runs = readdirSync(runsDir);
+  if (runs.length !== 1) throw new Error(`${runsDir} holds ${runs.length} runs, not one`);
+  const events = readFileSync(path.join(runsDir, runs[0], 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+  const results = events.filter((event) => event.type === 'tool_result' && event.tool === 'Bash');
+  const ran = results.filter((event) => event.isError === false).length;
+  if (ran !== calls) {
+    const refused = events.find((event) => event.type === 'decision' && event.effect !== 'allow');
+    throw new Error(`the run in ${runsDir} ran ${ran} of its ${calls} Bash calls${refused ? `; the guard answered ${refused.effect} (${refused.rule}: ${refused.reason})` : ''}`);
+  }
 }
 
 /**

@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { CORRAL, ROOT, corralEnv, inTurn, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
+import { CORRAL, ROOT, corralEnv, expectCallsRan, inTurn, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
 
 const BASELINE = path.join(ROOT, 'bench/spawn-baseline.mjs');
 const STANDIN = path.join(ROOT, 'bench/messages-standin.mjs');
@@ -70,6 +70,7 @@ export async function benchSdk({ quick = false } = {}) {
       });
       const seen = await standin.stats(id);
       if (seen.requests !== steps + 1) throw new Error(`corral run ${id} made ${seen.requests} requests, not ${steps + 1}`);
+      expectCallsRan(path.join(scratch.dir, 'runs', id), steps);
       return { ...result, seen };
     };
 

@@ -3,7 +3,7 @@
 // in the same rounds; and how both grow from 50 to 1,000 steps.
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { ROOT, bashReplayScript, benchTicket, corralRun, fitLine, inTurn, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
+import { ROOT, bashReplayScript, benchTicket, corralRun, expectCallsRan, fitLine, inTurn, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
 
 const BASELINE = path.join(ROOT, 'bench/spawn-baseline.mjs');
 /** Prints 1 MiB: 16,384 lines of 64 bytes. */
@@ -20,7 +20,12 @@ export async function benchSteps({ quick = false } = {}) {
       writeFileSync(file, benchTicket(`${label}.replay.yaml`, steps));
       return file;
     };
-    const runTicket = (file) => corralRun(file, { repo, runsDir: path.join(scratch.dir, 'runs', String(runs++)) });
+    const runTicket = (file, steps) => {
+      const runsDir = path.join(scratch.dir, 'runs', String(runs++));
+      const result = corralRun(file, { repo, runsDir });
+      expectCallsRan(runsDir, steps);
+      return result;
+    };
 
     const sizes = quick ? [[50, 2], [200, 3], [1000, 1]] : [[50, 5], [200, 5], [1000, 3]];
     const scale = [];
@@ -32,7 +37,7 @@ export async function benchSteps({ quick = false } = {}) {
         inTurn(
           i,
           () => base.push(measure([process.execPath, BASELINE, String(steps)])),
-          () => run.push(runTicket(ticket)),
+          () => run.push(runTicket(ticket, steps)),
         );
       }
       const runMs = summarise(run.map((r) => r.ms));
@@ -56,7 +61,7 @@ export async function benchSteps({ quick = false } = {}) {
     for (const [steps, rounds] of megaSizes) {
       const ticket = ticketOf(steps, MEGABYTE_COMMAND, `megabyte-${steps}`);
       const run = [];
-      for (let i = 0; i < rounds; i++) run.push(runTicket(ticket));
+      for (let i = 0; i < rounds; i++) run.push(runTicket(ticket, steps));
       megabyte.push({ steps, rounds, runMs: summarise(run.map((r) => r.ms)), peakRssMb: summarise(run.map((r) => r.rssMb)) });
     }
 
