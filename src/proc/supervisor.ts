@@ -167,9 +167,9 @@ sub untaken {
 sub fork_command {
   my ($body) = @_;
   pipe(my $out_r, my $out_w) or return "pipe: $!";
-  pipe(my $err_r, my $err_w) or return "pipe: $!";
+  pipe(my $err_r, my $err_w) or do { my $why = "pipe: $!"; close $_ for $out_r, $out_w; return $why };
   my $pid = fork;
-  defined $pid or return "fork: $!";
+  defined $pid or do { my $why = "fork: $!"; close $_ for $out_r, $out_w, $err_r, $err_w; return $why };
   if ($pid == 0) {
     $SIG{$_} = 'DEFAULT' for qw(CHLD PIPE TERM INT HUP);
     close $_ for $wake_r, $wake_w, $out_r, $err_r;
