@@ -108,32 +108,33 @@ describe.skipIf(skip)('one supervisor for a run without a sandbox', () => {
     expect(await isAlive(before)).toBe(false);
   });
 
-  it('forks each command ahead, and runs it all the same when that process was killed while it waited', async () => {
+  /** The supervisor, and the process it forked for the next command once the last ended: a perl waiting for its command. */
+  async function waitingProcess(): Promise<{ supervisor: number; waiting: number }> {
     const supervisor = Number((await run('echo $PPID')).output);
-    // The process for the next command, forked once the last one ended: a perl waiting for its command.
     const waiting = await vi.waitFor(() => {
       const found = childrenOf(supervisor).filter((child) => child.comm === 'perl' && child.state !== 'Z');
       expect(found).toHaveLength(1);
-      return found[0]!;
+      return found[0]!.pid;
     });
-    process.kill(waiting.pid, 'SIGKILL');
-    expect(await run('echo "$ONLY_HERE"', { env: { PATH: process.env.PATH ?? '', ONLY_HERE: 'still runs' } })).toMatchObject({ exitCode: 0, output: 'still runs\n' });
+    return { supervisor, waiting };
+  }
+  const echoOnly = (value: string) => run('echo "$ONLY_HERE"', { env: { PATH: process.env.PATH ?? '', ONLY_HERE: value } });
+
+  it('forks each command ahead, and runs it all the same when that process was killed while it waited', async () => {
+    const { supervisor, waiting } = await waitingProcess();
+    process.kill(waiting, 'SIGKILL');
+    expect(await echoOnly('still runs')).toMatchObject({ exitCode: 0, output: 'still runs\n' });
     expect(Number((await run('echo $PPID')).output)).toBe(supervisor);
   });
 
   it('runs a command told to a waiting process that was killed before it could take it', async () => {
-    const supervisor = Number((await run('echo $PPID')).output);
-    const waiting = await vi.waitFor(() => {
-      const found = childrenOf(supervisor).filter((child) => child.comm === 'perl' && child.state !== 'Z');
-      expect(found).toHaveLength(1);
-      return found[0]!;
-    });
+    const { supervisor, waiting } = await waitingProcess();
     // Stopped, it cannot read its command: the spec sits in its pipe when the kill comes.
-    process.kill(waiting.pid, 'SIGSTOP');
-    const running = run('echo "$ONLY_HERE"', { env: { PATH: process.env.PATH ?? '', ONLY_HERE: 'ran once' } });
+    process.kill(waiting, 'SIGSTOP');
+    const running = echoOnly('ran once');
     // Time for the supervisor to hand it the command; were the kill first, the command is forked as it comes.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    process.kill(waiting.pid, 'SIGKILL');
+    process.kill(waiting, 'SIGKILL');
     expect(await running).toMatchObject({ exitCode: 0, output: 'ran once\n' });
     expect(Number((await run('echo $PPID')).output)).toBe(supervisor);
   });
