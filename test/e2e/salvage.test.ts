@@ -37,7 +37,8 @@ async function startSlowRun(repo: string, env: Record<string, string> = {}): Pro
     });
   });
   const worktree = extraWorktrees(repo)[0]!;
-  await vi.waitFor(() => expect(existsSync(path.join(worktree, 'src/notes.txt'))).toBe(true), { timeout: 30_000, interval: 20 });
+  // Its content, not its name: the Write tool creates the file before it writes it, and a kill in between leaves it empty.
+  await vi.waitFor(() => expect(readFileSync(path.join(worktree, 'src/notes.txt'), 'utf8')).toBe('half done\n'), { timeout: 30_000, interval: 20 });
   return { child, worktree };
 }
 
