@@ -106,7 +106,7 @@ sub reap {
       $active->{status} = $?;
       end_all();
     }
-    elsif ($ready && $pid == $ready->{pid}) { close $_ for @{$ready}{qw(spec spec_r out err)}; $ready = undef }
+    elsif ($ready && $pid == $ready->{pid}) { $ready = undef }
   }
 }
 # What a forked child does to become the command: it leads a session and process group
@@ -127,28 +127,37 @@ sub become {
   print STDERR "failed to start: $argv[0]: $!\n";
   exit 127;
 }
-# The next command's process, forked ahead while corral asks the model for its next call:
-# a fork of this program costs about 2 ms on a VM, most of what the supervisor adds to a
-# command. The child waits for its command on a pipe of its own; when the supervisor
-# goes, that pipe ends and so does the child.
-sub prefork {
-  return if $ready;
-  pipe(my $spec_r, my $spec_w) or return;
-  pipe(my $out_r, my $out_w) or return;
-  pipe(my $err_r, my $err_w) or return;
+# A command's process: forked for its body at once, or (no body) forked ahead while corral
+# asks the model for its next call, to wait for its command on a pipe of its own (a fork of
+# this program costs about 2 ms on a VM, most of what the supervisor adds to a command;
+# when the supervisor goes, that pipe ends and so does the child). Its pid, the read ends
+# of its output, and for one forked ahead the pipe's write end and a read end kept here:
+# it tells, when the child ends, whether the child took its command. Or why it failed; a
+# lexical handle closes itself as it goes out of scope.
+sub fork_command {
+  my ($body) = @_;
+  my ($spec_r, $spec_w);
+  if (!defined $body) { pipe($spec_r, $spec_w) or return "pipe: $!" }
+  pipe(my $out_r, my $out_w) or return "pipe: $!";
+  pipe(my $err_r, my $err_w) or return "pipe: $!";
   my $pid = fork;
-  return unless defined $pid;
+  defined $pid or return "fork: $!";
   if ($pid == 0) {
     $SIG{$_} = 'DEFAULT' for qw(CHLD PIPE TERM INT HUP);
-    close $_ for $wake_r, $wake_w, $out_r, $err_r, $spec_w;
-    my $spec = do { local $/; <$spec_r> };
-    exit 0 unless defined $spec && length $spec;
-    close $spec_r;
-    become($spec, $out_w, $err_w);
+    close $_ for grep { defined } $wake_r, $wake_w, $out_r, $err_r, $spec_w;
+    if (!defined $body) {
+      $body = do { local $/; <$spec_r> };
+      exit 0 unless defined $body && length $body;
+      close $spec_r;
+    }
+    become($body, $out_w, $err_w);
   }
-  # The read end stays here too: it tells, when the child ends, whether it took its command.
-  close $_ for $out_w, $err_w;
-  $ready = { pid => $pid, spec => $spec_w, spec_r => $spec_r, out => $out_r, err => $err_r };
+  return { pid => $pid, out => $out_r, err => $err_r, spec => $spec_w, spec_r => $spec_r };
+}
+sub prefork {
+  return if $ready;
+  my $child = fork_command(undef);
+  $ready = $child if ref $child;
 }
 # Whether the command's spec is still in the pipe of the child forked ahead for it: its
 # bytes, or the end of the pipe once taken. Its write end is closed; the select is there
@@ -158,41 +167,22 @@ sub untaken {
   my $fh = delete $command->{spec_r} or return 0;
   my $rin = '';
   vec($rin, fileno($fh), 1) = 1;
-  if (select(my $rout = $rin, undef, undef, 0) <= 0) { close $fh; return 0 }
-  my $got = sysread $fh, my $byte, 1;
-  close $fh;
-  return $got ? 1 : 0;
-}
-# The command's own process, forked now: its pid and the read ends of its output, or why not.
-sub fork_command {
-  my ($body) = @_;
-  pipe(my $out_r, my $out_w) or return "pipe: $!";
-  pipe(my $err_r, my $err_w) or do { my $why = "pipe: $!"; close $_ for $out_r, $out_w; return $why };
-  my $pid = fork;
-  defined $pid or do { my $why = "fork: $!"; close $_ for $out_r, $out_w, $err_r, $err_w; return $why };
-  if ($pid == 0) {
-    $SIG{$_} = 'DEFAULT' for qw(CHLD PIPE TERM INT HUP);
-    close $_ for $wake_r, $wake_w, $out_r, $err_r;
-    become($body, $out_w, $err_w);
-  }
-  close $out_w; close $err_w;
-  return ($pid, $out_r, $err_r);
+  return 0 if select(my $rout = $rin, undef, undef, 0) <= 0;
+  return sysread($fh, my $byte, 1) ? 1 : 0;
 }
 sub restart {
   my ($command) = @_;
-  close $_ for grep { defined } @{$command}{qw(out err)};
-  my ($pid, $out_r, $err_r) = fork_command($command->{body});
-  return 0 unless defined $out_r;
-  @{$command}{qw(pid out err)} = ($pid, $out_r, $err_r);
-  frame('S', $command->{id}, $pid);
+  my $child = fork_command($command->{body});
+  return 0 unless ref $child;
+  @{$command}{qw(pid out err)} = @{$child}{qw(pid out err)};
+  frame('S', $command->{id}, $child->{pid});
   return 1;
 }
 sub start {
   my ($id, $body) = @_;
   if ($active) { frame('X', $id, 'busy'); return }
   $want_ready = 0;
-  if ($ready) {
-    my $child = $ready;
+  if (my $child = $ready) {
     $ready = undef;
     my $buf = $body;
     while (length $buf) {
@@ -202,18 +192,17 @@ sub start {
     }
     close $child->{spec};
     if (!length $buf) {
-      $active = { id => $id, body => $body, pid => $child->{pid}, spec_r => $child->{spec_r}, out => $child->{out}, err => $child->{err} };
+      $active = { %$child, id => $id, body => $body };
       frame('S', $id, $child->{pid});
       return;
     }
     # The waiting child is gone (killed from outside): the command is forked as it comes.
     kill 'KILL', $child->{pid};
-    close $_ for @{$child}{qw(spec_r out err)};
   }
-  my ($pid, $out_r, $err_r) = fork_command($body);
-  if (!defined $out_r) { frame('X', $id, "error $pid"); return }
-  $active = { id => $id, pid => $pid, out => $out_r, err => $err_r };
-  frame('S', $id, $pid);
+  my $child = fork_command($body);
+  if (!ref $child) { frame('X', $id, "error $child"); return }
+  $active = { %$child, id => $id };
+  frame('S', $id, $child->{pid});
 }
 sub finish {
   my $status = $active->{status};
