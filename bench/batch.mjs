@@ -11,7 +11,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { corralEnv } from './lib.mjs';
+import { corralEnv, summarise as spreadOf } from './lib.mjs';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/corral.cjs');
 const TICKETS = 16;
@@ -126,9 +126,7 @@ async function parallelCapacity() {
 }
 
 function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length / 2;
-  return sorted.length % 2 === 1 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return spreadOf(values).median;
 }
 
 /** git processes per ticket in one `--jobs 1` batch: a `git` first on PATH writes a line per call, then runs the real one. */

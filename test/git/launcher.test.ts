@@ -56,4 +56,3 @@ describe('git through the shared launcher', () => {
     expect(childrenOf(launcher!.pid).filter((child) => child.state === 'Z').length).toBeLessThanOrEqual(2);
   });
 });
-

@@ -53,7 +53,6 @@ async function sandboxFor(where: { worktree: string; tmpDir: string }, perComman
   return sandbox;
 }
 
-
 describe.skipIf(!probe.ok)('one sandbox per run, with a supervisor inside', () => {
   let where: { worktree: string; tmpDir: string };
   let sandbox: Sandbox;
