@@ -16,6 +16,7 @@ import { parseAst } from 'rolldown/parseAst';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = path.join(ROOT, 'dist/bundle');
+const FETCH_CLASSES = path.join(ROOT, 'dist/agent/fetch-classes.js');
 
 rmSync(OUT, { recursive: true, force: true });
 await build({
@@ -24,6 +25,16 @@ await build({
   external: [/^node:/, 'web-tree-sitter'],
   logLevel: 'warn',
   plugins: [compiledWithSourceMap()],
+  // Node's Headers and FormData globals load its whole fetch implementation on first
+  // touch, 30-50 ms before a run's first model call; the SDK touches both on every request
+  // though its transport is node:http (src/agent/fetch-classes.ts). Every free reference
+  // to either in the bundle (the SDK's) gets corral's in their place.
+  transform: {
+    inject: {
+      Headers: [FETCH_CLASSES, 'Headers'],
+      FormData: [FETCH_CLASSES, 'FormData'],
+    },
+  },
   output: {
     dir: OUT,
     format: 'cjs',

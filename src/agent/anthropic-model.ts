@@ -36,11 +36,6 @@ export interface AnthropicModelOptions {
   timeoutMs?: number;
 }
 
-// Node loads its fetch classes (undici, tens of ms) at their first use, which the SDK
-// makes as it builds the first request. Used as this module loads, they load with it:
-// ahead of that request, while git works (create-model.ts, preloadModelClient).
-void new Headers();
-
 export function createAnthropicModel(options: AnthropicModelOptions): Model {
   // No apiKey or baseURL passed on purpose: the SDK's own defaults read the environment,
   // so a real key with the default URL works unchanged and no secret passes through here.

@@ -13,6 +13,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import { Headers, HttpResponse } from './fetch-classes.js';
 
 /** Environment variables that route requests through a proxy: with one set, the built-in fetch (and Node's) decide. */
 const PROXY_VARIABLES = ['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY', 'NODE_USE_ENV_PROXY'];
@@ -99,7 +100,7 @@ export function createHttpFetch(wire?: ConversationWire, env: NodeJS.ProcessEnv 
 
 function request(url: URL, init: RequestInit, body: Body | undefined): Promise<Response> {
   const headers: Record<string, string> = {};
-  new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+  new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).forEach((value, name) => (headers[name] = value));
   if (body !== undefined) headers['content-length'] = String(body.bytes);
   const method = init.method ?? 'GET';
   return new Promise<Response>((resolve, reject) => {
@@ -112,9 +113,10 @@ function request(url: URL, init: RequestInit, body: Body | undefined): Promise<R
       if (empty) res.resume();
       const stream = empty ? null : (Readable.toWeb(decoded(res)) as ReadableStream<Uint8Array>);
       try {
-        resolve(new Response(stream, { status, statusText: res.statusMessage ?? '', headers: responseHeaders }));
+        // The SDK reads a reply through the fetch standard's Response, of which this is the part it uses.
+        resolve(new HttpResponse(stream, { status, statusText: res.statusMessage ?? '', headers: responseHeaders, url: url.href }) as unknown as Response);
       } catch (error) {
-        // A status the Response class refuses (outside 200-599): the call fails as a bad response.
+        // A status outside 200-599, which a Response cannot have: the call fails as a bad response.
         res.destroy();
         reject(error);
       }

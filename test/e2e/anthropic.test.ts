@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, runReport } from '../support/cli.js';
 import { startMessagesServer, type MessagesServer } from '../support/messages-server.js';
@@ -102,6 +104,33 @@ describe('the real SDK path, against a local Messages API server', () => {
     expect(loud).toContain('LAST-LINE');
     expect(loud.length).toBeLessThan(31_000);
     expect(extraWorktrees(repo)).toEqual([]);
+  });
+
+  it("calls the model without loading Node's fetch implementation, which costs a start tens of ms", async () => {
+    server = await startMessagesServer([
+      { content: [{ type: 'tool_use', id: 'toolu_01', name: 'Bash', input: { command: 'echo hi' } }] },
+      { status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } },
+      { content: [{ type: 'text', text: 'Done.' }] },
+    ]);
+    const repo = makeDemoRepo();
+    addTicket(repo, 'plain.yaml', 'task: t\nallow: ["**"]\nallow_empty: true\nmodel: claude-sonnet-4-6\n');
+    // Node lists every internal module it has loaded; corral's process writes its list as it exits.
+    const probeDir = mkdtempSync(path.join(os.tmpdir(), 'corral-modules-'));
+    const probe = path.join(probeDir, 'probe.cjs');
+    writeFileSync(
+      probe,
+      `if (/corral\\.cjs$/.test(process.argv[1] ?? '')) process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(path.join(probeDir, 'modules.json'))}, JSON.stringify(process.moduleLoadList)));\n`,
+    );
+    const run = await runCli(['run', 'fixtures/tickets/plain.yaml', '--json'], {
+      cwd: repo,
+      env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: server.url, NODE_OPTIONS: `--require ${probe}` },
+    });
+    expect(runReport(run.stdout)).toMatchObject({ status: 'passed', steps: 2 });
+    // Three requests: the SDK read the 529's error body and retried through the same classes.
+    expect(server.requests).toHaveLength(3);
+    const modules = JSON.parse(readFileSync(path.join(probeDir, 'modules.json'), 'utf8')) as string[];
+    expect(modules).toContain('NativeModule _http_client');
+    expect(modules.filter((name) => /undici|internal\/fetch/.test(name))).toEqual([]);
   });
 
   it('ends as model_error (exit 6) when the API keeps failing after the SDK retries, keeping the trace', async () => {
