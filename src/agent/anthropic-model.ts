@@ -45,7 +45,8 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
   // Without an OpenTelemetry tracer provider in the process the SDK's spans record nothing,
   // yet each still walks the whole conversation once more per request (its headers): off
   // unless a provider is registered (e.g. by instrumentation loaded with --require).
-  const openTelemetry = openTelemetryRegistered() ? {} : { openTelemetry: false as const };
+  const tracing = openTelemetryRegistered();
+  const openTelemetry = tracing ? {} : { openTelemetry: false as const };
   // The conversation goes to the socket a message at a time, each serialised once (anthropic-transport.ts).
   const wire = new ConversationWire();
   const client = new Anthropic({ maxRetries: options.maxRetries, timeout: options.timeoutMs, logger, fetch: createHttpFetch(wire), ...openTelemetry });
@@ -57,7 +58,8 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
       let message: Message;
       let stall: StallWatch | undefined;
       const params = buildParams(options.model, request);
-      const conversation = wire.mark(params.messages);
+      // A tracing SDK records what it sends: its spans see the messages.
+      const conversation = wire.mark(params.messages, { visible: tracing });
       try {
         const stream = client.messages.stream({ ...params, messages: conversation.messages }, { signal: request.signal });
         stall = watchForStall(stream, client.timeout);

@@ -44,14 +44,21 @@ export class ConversationWire {
   readonly #pending = new Map<string, readonly object[]>();
   readonly #json = new WeakMap<object, MessageJson>();
 
-  /** `messages` (an array of the caller's own) as the SDK should get them, until `release`. */
-  mark<T extends object>(messages: T[]): { messages: T[]; release(): void } {
+  /**
+   * What the SDK should get in place of `messages` until `release`: an empty array whose
+   * JSON is the marker. The SDK walks the array it is given twice a request (a scan of
+   * every block for its helpers' header, a copy into the stream's own list), which grew
+   * with the conversation; an empty one leaves it nothing to walk. `visible` gives it a
+   * copy of the messages instead, for a caller whose SDK records them (tracing spans).
+   */
+  mark<T extends object>(messages: readonly T[], { visible = false } = {}): { messages: T[]; release(): void } {
     const id = String(this.#next++);
     const marker = `${this.#token}-${id}`;
+    const standIn: T[] = visible ? [...messages] : [];
     // JSON.stringify asks an object (an array too) for its toJSON first: the SDK's text carries the marker.
-    Object.defineProperty(messages, 'toJSON', { value: () => marker, enumerable: false });
+    Object.defineProperty(standIn, 'toJSON', { value: () => marker, enumerable: false });
     this.#pending.set(id, messages);
-    return { messages, release: () => this.#pending.delete(id) };
+    return { messages: standIn, release: () => this.#pending.delete(id) };
   }
 
   /** The body of `text` in pieces, the marked conversation in it expanded; null when it has no marker of ours. */

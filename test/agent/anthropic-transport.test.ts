@@ -47,6 +47,21 @@ describe('ConversationWire', () => {
     expect(wire.expand('{"messages":[]}')).toBeNull();
   });
 
+  it('gives the SDK nothing to walk, unless it records what it sends', () => {
+    const wire = new ConversationWire();
+    const messages = conversation();
+    const hidden = wire.mark(messages).messages;
+    // The SDK scans and copies the array it gets on every request: it gets an empty one.
+    expect(hidden).toHaveLength(0);
+    expect(wire.expand(JSON.stringify({ messages: hidden }))!.parts.join('')).toBe(JSON.stringify({ messages }));
+    const visible = wire.mark(messages, { visible: true }).messages;
+    expect(visible).toEqual(messages);
+    expect(visible).not.toBe(messages);
+    expect(wire.expand(JSON.stringify({ messages: visible }))!.parts.join('')).toBe(JSON.stringify({ messages }));
+    // The caller's own array is left as it was.
+    expect(JSON.stringify(messages)).not.toContain('corral-conversation');
+  });
+
   it('serialises a message once, and again when its content was swapped', () => {
     const wire = new ConversationWire();
     const messages = conversation();

@@ -63,7 +63,7 @@ describe('FormData, loaded when made', () => {
     expect(form instanceof LazyFormData).toBe(true);
     expect(new globalThis.FormData() instanceof LazyFormData).toBe(true);
     expect({ a: 1 } instanceof LazyFormData).toBe(false);
-    expect('text' instanceof LazyFormData).toBe(false);
+    expect(('text' as unknown) instanceof LazyFormData).toBe(false);
   });
 });
 
