@@ -133,6 +133,29 @@ describe('the real SDK path, against a local Messages API server', () => {
     expect(modules.filter((name) => /undici|internal\/fetch/.test(name))).toEqual([]);
   });
 
+  it("goes through Node's fetch when a proxy variable is set, with the SDK's headers intact", async () => {
+    server = await startMessagesServer([
+      { content: [{ type: 'tool_use', id: 'toolu_01', name: 'Bash', input: { command: 'true' } }] },
+      { content: [{ type: 'text', text: 'Done.' }] },
+    ]);
+    const repo = makeDemoRepo();
+    addTicket(repo, 'proxied.yaml', 'task: t\nallow: ["**"]\nallow_empty: true\nmodel: claude-sonnet-4-6\n');
+    // Without NODE_USE_ENV_PROXY, Node's fetch itself ignores the variable and goes straight to the server.
+    const run = await runCli(['run', 'fixtures/tickets/proxied.yaml', '--json'], {
+      cwd: repo,
+      env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: server.url, HTTP_PROXY: 'http://127.0.0.1:9', NODE_USE_ENV_PROXY: undefined },
+    });
+    expect(runReport(run.stdout)).toMatchObject({ status: 'passed', steps: 2 });
+    expect(server.requests).toHaveLength(2);
+    for (const { headers } of server.requests) {
+      // The key, however this SDK sends it (x-api-key or a bearer token), and the SDK's own headers.
+      expect([headers['x-api-key'], headers.authorization]).toContainEqual(expect.stringContaining(FAKE_KEY));
+      expect(headers).toMatchObject({ 'anthropic-version': expect.any(String), 'content-type': 'application/json', 'x-stainless-lang': 'js' });
+      expect(headers['user-agent']).toMatch(/^Anthropic\/JS /);
+    }
+    expect((server.requests[1]!.body as unknown as { messages: unknown[] }).messages).toHaveLength(3);
+  });
+
   it('ends as model_error (exit 6) when the API keeps failing after the SDK retries, keeping the trace', async () => {
     server = await startMessagesServer([
       { status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } },
