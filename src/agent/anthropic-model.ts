@@ -24,6 +24,7 @@ import type {
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages.js';
 import { ConversationWire, createHttpFetch } from './anthropic-transport.js';
+import { PerMessage } from './per-message.js';
 import { ModelApiError, type Model, type ModelRequest, type ModelTurn, type ToolSpec } from './model.js';
 import { type TurnBlock } from '../trace/records.js';
 
@@ -49,6 +50,8 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
   const openTelemetry = tracing ? {} : { openTelemetry: false as const };
   // The conversation goes to the socket a message at a time, each serialised once (anthropic-transport.ts).
   const wire = new ConversationWire();
+  // Each message without the caller's cache markers, kept from one request to the next.
+  const unmarking = new PerMessage<MessageParam, MessageParam>(unmarkedMessage);
   const client = new Anthropic({ maxRetries: options.maxRetries, timeout: options.timeoutMs, logger, fetch: createHttpFetch(wire), ...openTelemetry });
   const context: ErrorContext = { model: options.model, maxRetries: client.maxRetries };
 
@@ -57,7 +60,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
     async complete(request: ModelRequest): Promise<ModelTurn> {
       let message: Message;
       let stall: StallWatch | undefined;
-      const params = buildParams(options.model, request);
+      const params = buildParams(options.model, request, unmarking);
       // A tracing SDK records what it sends: its spans see the messages.
       const conversation = wire.mark(params.messages, { visible: tracing });
       try {
@@ -131,7 +134,7 @@ function ephemeral(): CacheControlEphemeral {
  * never change during a run, and the last user block moves forward each turn so the
  * whole conversation so far is read from the cache on the next turn.
  */
-function buildParams(model: string, request: ModelRequest): MessageCreateParamsBase {
+function buildParams(model: string, request: ModelRequest, unmarking: PerMessage<MessageParam, MessageParam>): MessageCreateParamsBase {
   const system: TextBlockParam[] | undefined = request.system
     ? [{ type: 'text', text: request.system, cache_control: ephemeral() }]
     : undefined; // the API rejects an empty text block
@@ -140,7 +143,7 @@ function buildParams(model: string, request: ModelRequest): MessageCreateParamsB
     max_tokens: request.maxTokens,
     ...(system ? { system } : {}),
     ...(request.tools.length > 0 ? { tools: toolsWithBreakpoint(request.tools) } : {}),
-    messages: messagesWithBreakpoint(request.messages),
+    messages: messagesWithBreakpoint(request.messages, unmarking),
   };
 }
 
@@ -173,9 +176,9 @@ function unmarkedMessage(message: MessageParam): MessageParam {
 }
 
 /** A copy of the messages with one breakpoint, on the last user message's last block. The caller's array is untouched. */
-function messagesWithBreakpoint(messages: MessageParam[]): MessageParam[] {
+function messagesWithBreakpoint(messages: MessageParam[], unmarking: PerMessage<MessageParam, MessageParam>): MessageParam[] {
   // Markers the caller left in would count against the limit of four: ours are the only ones.
-  const copy = messages.map(unmarkedMessage);
+  const copy = unmarking.over(messages).results.slice();
 
   const lastUser = findLastIndex(copy, (message) => message.role === 'user');
   const target = copy[lastUser];

@@ -14,6 +14,7 @@ import https from 'node:https';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { Headers, HttpResponse } from './fetch-classes.js';
+import { PerMessage } from './per-message.js';
 
 /** Environment variables that route requests through a proxy: with one set, the built-in fetch (and Node's) decide. */
 const PROXY_VARIABLES = ['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY', 'NODE_USE_ENV_PROXY'];
@@ -43,6 +44,11 @@ export class ConversationWire {
   #next = 0;
   readonly #pending = new Map<string, readonly object[]>();
   readonly #json = new WeakMap<object, MessageJson>();
+  /** Each message's piece of the body (its JSON, after a comma but for the first), and its bytes, kept from one request to the next. */
+  readonly #pieces = new PerMessage<object, string>(
+    (message, index) => (index > 0 ? ',' : '') + this.#serialised(message).json,
+    (_piece, message, index) => this.#serialised(message).bytes + (index > 0 ? 1 : 0),
+  );
 
   /**
    * What the SDK should get in place of `messages` until `release`: an empty array whose
@@ -68,16 +74,8 @@ export class ConversationWire {
     if (!found || messages === undefined) return null;
     const prefix = text.slice(0, found.index);
     const suffix = text.slice(found.index + found[0].length);
-    const parts = [prefix, '['];
-    let bytes = Buffer.byteLength(prefix) + Buffer.byteLength(suffix) + 2 + Math.max(0, messages.length - 1);
-    messages.forEach((message, index) => {
-      const serialised = this.#serialised(message);
-      if (index > 0) parts.push(',');
-      parts.push(serialised.json);
-      bytes += serialised.bytes;
-    });
-    parts.push(']', suffix);
-    return { parts, bytes };
+    const pieces = this.#pieces.over(messages);
+    return { parts: [prefix, '['].concat(pieces.results, [']', suffix]), bytes: Buffer.byteLength(prefix) + Buffer.byteLength(suffix) + 2 + pieces.size };
   }
 
   #serialised(message: object): MessageJson {
