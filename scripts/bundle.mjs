@@ -4,7 +4,8 @@
 // model call within target (docs/performance.md). Commands stay split into chunks loaded
 // when they run. The chunks are CommonJS, because bin/load-bundle.cjs compiles them
 // through V8's code cache, which takes CommonJS-shaped code only. They are not minified,
-// only stripped of comments (below): a stack trace must point at code a person can read. Each chunk has a source map back to src/*.ts, which Node applies under
+// only stripped of comments (below): a stack trace must point at code a person can read.
+// Each chunk has a source map back to src/*.ts, which Node applies under
 // --enable-source-maps (bin/corral.cjs). The Anthropic SDK is bundled too, in the chunk
 // loaded only for a real model, so it goes through the code cache as well. Only the shell
 // parser (web-tree-sitter and its WASM grammar) stays outside.
