@@ -61,8 +61,8 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
       let message: Message;
       let stall: StallWatch | undefined;
       const params = buildParams(options.model, request, unmarking);
-      // A tracing SDK records what it sends: its spans see the messages.
-      const conversation = wire.mark(params.messages, { visible: tracing });
+      // An SDK that records what it sends (tracing spans, its debug log) sees the messages.
+      const conversation = wire.mark(params.messages, { visible: tracing || client.logLevel === 'debug' });
       try {
         const stream = client.messages.stream({ ...params, messages: conversation.messages }, { signal: request.signal });
         stall = watchForStall(stream, client.timeout);

@@ -28,10 +28,21 @@ interface MessageJson {
   bytes: number;
 }
 
-/** A request body in pieces, and its length in bytes. */
-interface Body {
-  parts: string[];
+/**
+ * A request body in pieces, and its length in bytes: `head`, then the messages' JSON
+ * joined by commas, then `tail`. The messages are the very strings kept for the run, so
+ * writing them makes no copy that outlives the request.
+ */
+export interface Body {
+  head: string;
+  messages: readonly string[];
+  tail: string;
   bytes: number;
+}
+
+/** The body as one text. */
+export function bodyText(body: Body): string {
+  return body.head + body.messages.join(',') + body.tail;
 }
 
 /**
@@ -44,10 +55,10 @@ export class ConversationWire {
   #next = 0;
   readonly #pending = new Map<string, readonly object[]>();
   readonly #json = new WeakMap<object, MessageJson>();
-  /** Each message's piece of the body (its JSON, after a comma but for the first), and its bytes, kept from one request to the next. */
+  /** Each message's JSON and its bytes (with the comma before it, but for the first), kept from one request to the next. */
   readonly #pieces = new PerMessage<object, string>(
-    (message, index) => (index > 0 ? ',' : '') + this.#serialised(message).json,
-    (_piece, message, index) => this.#serialised(message).bytes + (index > 0 ? 1 : 0),
+    (message) => this.#serialised(message).json,
+    (_json, message, index) => this.#serialised(message).bytes + (index > 0 ? 1 : 0),
   );
 
   /**
@@ -75,7 +86,8 @@ export class ConversationWire {
     const prefix = text.slice(0, found.index);
     const suffix = text.slice(found.index + found[0].length);
     const pieces = this.#pieces.over(messages);
-    return { parts: [prefix, '['].concat(pieces.results, [']', suffix]), bytes: Buffer.byteLength(prefix) + Buffer.byteLength(suffix) + 2 + pieces.size };
+    // A copy of the list (its strings are shared): the next request may change the kept one while this one is written.
+    return { head: `${prefix}[`, messages: pieces.results.slice(), tail: `]${suffix}`, bytes: Buffer.byteLength(prefix) + Buffer.byteLength(suffix) + 2 + pieces.size };
   }
 
   #serialised(message: object): MessageJson {
@@ -93,11 +105,11 @@ export function createHttpFetch(wire?: ConversationWire, env: NodeJS.ProcessEnv 
   const proxied = PROXY_VARIABLES.some((name) => env[name] || env[name.toLowerCase()]);
   return (input, init) => {
     const text = init?.body;
-    const body = typeof text === 'string' ? (wire?.expand(text) ?? { parts: [text], bytes: Buffer.byteLength(text) }) : undefined;
+    const body = typeof text === 'string' ? (wire?.expand(text) ?? { head: text, messages: [], tail: '', bytes: Buffer.byteLength(text) }) : undefined;
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : undefined;
     const protocol = url === undefined ? undefined : new URL(url).protocol;
     if (proxied || url === undefined || (protocol !== 'http:' && protocol !== 'https:') || (text !== undefined && text !== null && body === undefined)) {
-      return fetch(input, body ? { ...init, body: body.parts.join('') } : init);
+      return fetch(input, body ? { ...init, body: bodyText(body) } : init);
     }
     return request(new URL(url), init ?? {}, body);
   };
@@ -128,21 +140,24 @@ function request(url: URL, init: RequestInit, body: Body | undefined): Promise<R
     };
     const req = url.protocol === 'https:' ? https.request(url, options, onResponse) : http.request(url, options, onResponse);
     req.on('error', reject);
-    writeBody(req, body?.parts ?? []).catch((error: unknown) => req.destroy(error instanceof Error ? error : new Error(String(error))));
+    writeBody(req, body).catch((error: unknown) => req.destroy(error instanceof Error ? error : new Error(String(error))));
   });
 }
 
-/** The pieces in batches, waiting whenever the socket is behind, so no more than a batch or two is held for it. */
-async function writeBody(req: http.ClientRequest, parts: readonly string[]): Promise<void> {
-  let batch = '';
-  for (const part of parts) {
-    batch += part;
+/** The body in batches, waiting whenever the socket is behind, so no more than a batch or two is held for it. */
+async function writeBody(req: http.ClientRequest, body: Body | undefined): Promise<void> {
+  if (body === undefined) return void req.end();
+  let batch = body.head;
+  for (const [index, json] of body.messages.entries()) {
+    // Each batch is a new join, dropped once written: the kept strings are only read (a
+    // kept join would be flattened by the write, and its copy live as long as the message).
+    batch = index > 0 ? `${batch},${json}` : batch + json;
     if (batch.length < WRITE_BATCH) continue;
     if (!req.write(batch)) await new Promise((resolve) => (req.once('drain', resolve), req.once('close', resolve)));
     batch = '';
     if (req.destroyed) return;
   }
-  req.end(batch);
+  req.end(batch + body.tail);
 }
 
 /** The body as sent, or decompressed when the server compressed it (as the built-in fetch does). */

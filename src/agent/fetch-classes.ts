@@ -80,7 +80,9 @@ export class Headers {
 
   *entries(): IterableIterator<[string, string]> {
     for (const name of [...this.#values.keys()].sort()) {
-      const values = this.#values.get(name)!;
+      const values = this.#values.get(name);
+      // Deleted by the caller during the iteration: gone from it, as the standard's iterator has it.
+      if (values === undefined) continue;
       if (name === 'set-cookie') for (const value of values) yield [name, value];
       else yield [name, values.join(', ')];
     }
@@ -180,12 +182,13 @@ export class HttpResponse {
     if (this.#body === null) return new Uint8Array(0);
     const chunks: Uint8Array[] = [];
     for await (const chunk of this.#body as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk);
-    return Buffer.concat(chunks);
+    // A buffer of its own, as the standard's: Buffer.concat may hand out a slice of Node's shared pool.
+    const whole = Buffer.concat(chunks);
+    return new Uint8Array(whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength));
   }
 
   async arrayBuffer(): Promise<ArrayBuffer> {
-    const bytes = await this.bytes();
-    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    return (await this.bytes()).buffer as ArrayBuffer;
   }
 
   async text(): Promise<string> {

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConversationWire, createHttpFetch } from '../../src/agent/anthropic-transport.js';
+import { bodyText, ConversationWire, createHttpFetch } from '../../src/agent/anthropic-transport.js';
 
 const closers: (() => void)[] = [];
 afterEach(() => closers.splice(0).forEach((close) => close()));
@@ -39,7 +39,7 @@ describe('ConversationWire', () => {
     const text = JSON.stringify({ model: 'm', max_tokens: 10, messages: marked, stream: true });
     expect(text.length).toBeLessThan(200);
     const body = wire.expand(text)!;
-    const joined = body.parts.join('');
+    const joined = bodyText(body);
     expect(joined).toBe(JSON.stringify({ model: 'm', max_tokens: 10, messages, stream: true }));
     expect(body.bytes).toBe(Buffer.byteLength(joined));
     release();
@@ -53,11 +53,11 @@ describe('ConversationWire', () => {
     const hidden = wire.mark(messages).messages;
     // The SDK scans and copies the array it gets on every request: it gets an empty one.
     expect(hidden).toHaveLength(0);
-    expect(wire.expand(JSON.stringify({ messages: hidden }))!.parts.join('')).toBe(JSON.stringify({ messages }));
+    expect(bodyText(wire.expand(JSON.stringify({ messages: hidden }))!)).toBe(JSON.stringify({ messages }));
     const visible = wire.mark(messages, { visible: true }).messages;
     expect(visible).toEqual(messages);
     expect(visible).not.toBe(messages);
-    expect(wire.expand(JSON.stringify({ messages: visible }))!.parts.join('')).toBe(JSON.stringify({ messages }));
+    expect(bodyText(wire.expand(JSON.stringify({ messages: visible }))!)).toBe(JSON.stringify({ messages }));
     // The caller's own array is left as it was.
     expect(JSON.stringify(messages)).not.toContain('corral-conversation');
   });
@@ -65,7 +65,7 @@ describe('ConversationWire', () => {
   it('serialises a message once, and again when its content was swapped', () => {
     const wire = new ConversationWire();
     const messages = conversation();
-    const send = () => wire.expand(JSON.stringify({ messages: wire.mark([...messages]).messages }))!.parts.join('');
+    const send = () => bodyText(wire.expand(JSON.stringify({ messages: wire.mark([...messages]).messages }))!);
     const first = send();
     expect(send()).toBe(first);
     messages[2]!.content = [{ type: 'tool_result', tool_use_id: 't1', content: '(cleared)' }];

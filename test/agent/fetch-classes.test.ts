@@ -40,6 +40,7 @@ describe("corral's Headers, against Node's", () => {
     ['a value with a line break or NUL', undefined, [(h) => h.append('a', 'x\r\ny: z'), (h) => h.set('b', 'x\0')]],
     ['a value outside latin-1', undefined, [(h) => h.set('a', 'caf\u00e9'), (h) => h.set('b', 'snow \u2603')]],
     ['a pair that is not a pair', [['only-name']], []],
+    ['a header deleted while iterating', { a: '1', b: '2', c: '3' }, [(h) => { const seen: string[] = []; h.forEach((_value, name) => (seen.push(name), h.delete('b'))); return seen; }]],
   ];
   it.each(cases)('%s', (_name, init, operations) => {
     const { node, ours } = both(init, operations);
@@ -102,6 +103,9 @@ describe('HttpResponse', () => {
     expect(await blob.text()).toBe('abc');
     const bytes = await new HttpResponse(stream('xy'), { status: 200, headers: new Headers() }).arrayBuffer();
     expect(Buffer.from(bytes).toString()).toBe('xy');
+    // Bytes in a buffer of their own, holding the body and nothing else (not a slice of a shared pool).
+    const own = await new HttpResponse(stream('abc'), { status: 200, headers: new Headers() }).bytes();
+    expect(own.buffer.byteLength).toBe(3);
   });
 
   it('refuses a status a Response cannot have, as Node does', () => {
