@@ -9,6 +9,16 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CORRAL = path.join(ROOT, 'bin/corral.cjs');
 
+/** A V8 flag line of bin/corral.cjs; the flag is the first group. */
+export const CLI_FLAG_LINE = /^v8\.setFlagsFromString\('([^']+)'\);\n/gm;
+
+/** The V8 flags bin/corral.cjs sets, read from it, in its order. */
+export function cliV8Flags(entry = readFileSync(CORRAL, 'utf8')) {
+  const flags = [...entry.matchAll(CLI_FLAG_LINE)].map((match) => match[1]);
+  if (flags.length === 0) throw new Error('bench: bin/corral.cjs sets no V8 flag the way the bench reads them; update bench/lib.mjs');
+  return flags;
+}
+
 /** GNU time reports a process's peak RSS (ru_maxrss, children included) with `-f %M`. */
 const GNU_TIME = ['/usr/bin/time', '/bin/time'].find((file) => existsSync(file));
 

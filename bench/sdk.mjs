@@ -6,16 +6,19 @@
 //   true`, without a sandbox and in bubblewrap (whose own spawn is measured bare too);
 // - the slope: per-step at 1,000 over per-step at 200;
 // - peak memory (GNU time %M) of 200 steps of 1 MiB output and of 1,000 steps of `true`;
-// - start to the first request reaching the stand-in, against `node -e 0`.
+// - start to the first request reaching the stand-in, against `node -e 0`, and beside it
+//   the floor under that start: Node starting and loading the code a first request needs,
+//   with nothing run (bench/load-floor.cjs).
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { CORRAL, ROOT, corralEnv, expectCallsRan, inTurn, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
+import { CORRAL, ROOT, cliV8Flags, corralEnv, expectCallsRan, inTurn, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
 
 const BASELINE = path.join(ROOT, 'bench/spawn-baseline.mjs');
 const STANDIN = path.join(ROOT, 'bench/messages-standin.mjs');
+const LOAD_FLOOR = path.join(ROOT, 'bench/load-floor.cjs');
 // A current model: the SDK prints a deprecation warning on every request for an old one (claude-sonnet-4-5),
 // a cost of that model, not of corral.
 export const MODEL = 'claude-sonnet-4-6';
@@ -112,15 +115,20 @@ export async function benchSdk({ quick = false } = {}) {
       lastRequestKb: round(megabyteRuns[0].seen.bodyBytes.at(-1) / 1024, 1),
     };
 
-    // ---- start to first request, against node -e 0 ----
+    // ---- start to first request, against node -e 0; and loading the code alone ----
     const node = [];
     const first = [];
+    const floor = [];
+    const loadCode = [process.execPath, LOAD_FLOOR, ...cliV8Flags()];
     measure([process.execPath, '-e', '0']);
     for (let i = 0; i < (quick ? 5 : 15); i++) {
       const pending = [];
       inTurn(
         i,
-        () => node.push(measure([process.execPath, '-e', '0']).ms),
+        () => {
+          node.push(measure([process.execPath, '-e', '0']).ms);
+          floor.push(measure(loadCode).ms);
+        },
         () => pending.push(runOnce(0, 'true', 'none')),
       );
       const r = await pending[0];
@@ -128,6 +136,7 @@ export async function benchSdk({ quick = false } = {}) {
     }
     const nodeMs = summarise(node);
     const firstRequestMs = summarise(first);
+    const loadFloorMs = summarise(floor);
 
     const none200 = perStep.none[200];
     const none1000 = perStep.none[1000];
@@ -137,7 +146,7 @@ export async function benchSdk({ quick = false } = {}) {
       model: MODEL,
       perStep,
       megabyte,
-      firstRequest: { nodeMs, firstRequestMs, rounds: first.length },
+      firstRequest: { nodeMs, firstRequestMs, loadFloorMs, loadFloorRatio: round(loadFloorMs.median / nodeMs.median), rounds: first.length },
       figures: {
         sdkOverheadPerStepMs: none200.overheadPerStepMs,
         sdkBwrapOverheadRatio: round(bwrap200.overheadPerStepMs / none200.overheadPerStepMs),

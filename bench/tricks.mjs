@@ -6,21 +6,20 @@
 // of bin/corral.cjs: the copies keep their own code caches, made under their own flags.
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, bashReplayScript, benchTicket, corralEnv, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
+import { ROOT, bashReplayScript, cliV8Flags, benchTicket, corralEnv, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
 import { firstModelRequestAt } from './cold-start.mjs';
 import { MEGABYTE_COMMAND } from './steps.mjs';
 
 const BASELINE = path.join(ROOT, 'bench/spawn-baseline.mjs');
 const STEPS = 200;
-const FLAG_LINE = /^v8\.setFlagsFromString\('([^']+)'\);\n/gm;
 const CACHED_LOAD = 'createBundleLoader()';
 
 export async function benchTricks({ quick = false } = {}) {
   const scratch = tempDir('tricks');
   try {
     const entry = readFileSync(path.join(ROOT, 'bin/corral.cjs'), 'utf8');
-    const flags = [...entry.matchAll(FLAG_LINE)].map((match) => match[1]);
-    if (flags.length === 0 || !entry.includes(CACHED_LOAD)) throw new Error('bench/tricks.mjs: bin/corral.cjs no longer looks as this bench expects; update it');
+    const flags = cliV8Flags(entry);
+    if (!entry.includes(CACHED_LOAD)) throw new Error('bench/tricks.mjs: bin/corral.cjs no longer looks as this bench expects; update it');
     const build = (name, source) => makeVariant(path.join(scratch.dir, name), source);
     const all = build('all', entry);
     const noCache = build('no-cache', entry.replace(CACHED_LOAD, '{ load: require, saveCaches() {} }'));
