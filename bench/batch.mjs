@@ -11,7 +11,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { corralEnv, summarise as spreadOf } from './lib.mjs';
+import { corralEnv, summarise } from './lib.mjs';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/corral.cjs');
 const TICKETS = 16;
@@ -42,8 +42,8 @@ export async function benchBatch({ quick = false } = {}) {
       paired.push(took[1] / took[2]);
       capacities.push(await parallelCapacity());
     }
-    const jobs1 = summarise(seconds[1]);
-    const jobs2 = summarise(seconds[2]);
+    const jobs1 = batchTimes(seconds[1]);
+    const jobs2 = batchTimes(seconds[2]);
     const speedUp = round2(jobs1.medianSeconds / jobs2.medianSeconds);
     const pairedSpeedUp = summarise(paired);
     const met = speedUp >= TARGET_SPEED_UP;
@@ -52,14 +52,14 @@ export async function benchBatch({ quick = false } = {}) {
     // is `capacity` times as fast as run twice in a row (2 on two free cores; less where
     // the two vCPUs share a core or a host). A batch that keeps `busy` CPUs busy at
     // --jobs 1 can then be at most capacity / busy times as fast at --jobs 2.
-    const capacity = median(capacities);
-    const busy1 = busy[1].length > 0 ? median(busy[1]) : null;
-    const busy2 = busy[2].length > 0 ? median(busy[2]) : null;
+    const capacity = summarise(capacities).median;
+    const busy1 = summarise(busy[1])?.median ?? null;
+    const busy2 = summarise(busy[2])?.median ?? null;
     const ceiling = busy1 === null ? null : round2(Math.min(2, capacity / busy1));
     rows.push(
       [`batch, ${TICKETS} harness-bound tickets, --jobs 1`, `${jobs1.medianSeconds} s`, `${jobs1.ticketsPerMinute}/min (min ${jobs1.minSeconds}, max ${jobs1.maxSeconds}, n ${rounds})`],
       [`batch, ${TICKETS} harness-bound tickets, --jobs 2`, `${jobs2.medianSeconds} s`, `${jobs2.ticketsPerMinute}/min (min ${jobs2.minSeconds}, max ${jobs2.maxSeconds}, n ${rounds})`],
-      ['batch: --jobs 2 speed-up over --jobs 1', `${speedUp}×`, `target ≥ ${TARGET_SPEED_UP}×: ${met ? 'met' : 'MISSED'}; per round ${pairedSpeedUp.medianSeconds} (${pairedSpeedUp.minSeconds}–${pairedSpeedUp.maxSeconds}); ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`],
+      ['batch: --jobs 2 speed-up over --jobs 1', `${speedUp}×`, `target ≥ ${TARGET_SPEED_UP}×: ${met ? 'met' : 'MISSED'}; per round ${pairedSpeedUp.median} (${pairedSpeedUp.min}–${pairedSpeedUp.max}); ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`],
       ['batch: git processes per ticket', `${gitPerTicket}`, `--jobs 1, ${TICKETS} tickets, counted by a logging git on PATH`],
       ['machine: two CPU-bound processes at once / one after the other', `${round2(capacity)}×`, `per round ${capacities.map(round2).join(', ')}; 2 on two free cores`],
       ...(busy1 === null
@@ -125,10 +125,6 @@ async function parallelCapacity() {
   return serial / (performance.now() - started);
 }
 
-function median(values) {
-  return spreadOf(values).median;
-}
-
 /** git processes per ticket in one `--jobs 1` batch: a `git` first on PATH writes a line per call, then runs the real one. */
 function countGitPerTicket(repo) {
   const bin = mkdtempSync(path.join(os.tmpdir(), 'corral-bench-git-'));
@@ -145,10 +141,10 @@ function countGitPerTicket(repo) {
   }
 }
 
-function summarise(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const median = sorted.length % 2 === 1 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
-  return { medianSeconds: round2(median), minSeconds: round2(sorted[0]), maxSeconds: round2(sorted.at(-1)), ticketsPerMinute: round2((TICKETS / median) * 60) };
+/** A batch's times in seconds, summarised, and the tickets a minute at the median. */
+function batchTimes(values) {
+  const { median, min, max } = summarise(values);
+  return { medianSeconds: median, minSeconds: min, maxSeconds: max, ticketsPerMinute: round2((TICKETS / median) * 60) };
 }
 
 function makeRepo(repo) {
