@@ -10,14 +10,16 @@ import { parse } from 'yaml';
 import { judgeCall } from '../dist/run/call-pipeline.js';
 import { dryRunGuard } from '../dist/run/dry-run.js';
 import { expectationFor, meetsExpectation } from '../dist/run/policy-test.js';
+import { cliV8Flags } from './lib.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CORPUS = path.join(ROOT, 'test/guard/corpus');
 const ROUNDS = 5;
 const LOADS = 7;
-// The CLI runs the shell parser's WASM on V8's baseline tier (bin/corral.cjs); so does
-// every figure here, the fresh processes of the parser's load included.
-const CLI_V8_FLAGS = ['--liftoff-only'];
+// Under the V8 flags the CLI sets (bin/corral.cjs: the shell parser's WASM on the baseline
+// tier, JavaScript short of TurboFan), as every figure here is, the fresh processes of the
+// parser's load included.
+const CLI_V8_FLAGS = cliV8Flags();
 v8.setFlagsFromString(CLI_V8_FLAGS.join(' '));
 
 export async function benchGuard() {

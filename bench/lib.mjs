@@ -10,7 +10,7 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const CORRAL = path.join(ROOT, 'bin/corral.cjs');
 
 /** A V8 flag line of bin/corral.cjs; the flag is the first group. */
-export const CLI_FLAG_LINE = /^v8\.setFlagsFromString\('([^']+)'\);\n/gm;
+const CLI_FLAG_LINE = /^v8\.setFlagsFromString\('([^']+)'\);\n/gm;
 
 /** The V8 flags bin/corral.cjs sets, read from it, in its order. */
 export function cliV8Flags(entry = readFileSync(CORRAL, 'utf8')) {
