@@ -28,7 +28,7 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
       const workspace = await pending.ready;
       const failed = await runSetup(run, workspace);
       if (failed) return failed;
-      workspace.maskSecrets();
+      workspace.beginAgentPhase();
     }
     const [confinement, instructions] = await Promise.all([sandboxConfinement(ticket.sandbox, ticket.network, options.env.PATH), instructionsRead]);
     if (ticket.agent !== 'corral') {

@@ -43,8 +43,12 @@ export interface Workspace {
   /** This repository's cache (package downloads, `node_modules` by lockfile); null without a cache folder. */
   repoCache: RepoCache | null;
   toolContext(signal: AbortSignal): ToolContext;
-  /** From now on the agent's commands see the worktree's secret files as empty. */
-  maskSecrets(): void;
+  /**
+   * The agent's phase begins: its commands see the worktree's secret files as empty from
+   * now on, and their supervisor starts now rather than at the first command, so that its
+   * start (a perl; in bubblewrap, a sandbox too) overlaps the guard's first decision.
+   */
+  beginAgentPhase(): void;
   /** How the host repository differs from `hostBefore`; empty when it does not. */
   hostChanges(): Promise<string[]>;
 }
@@ -120,7 +124,12 @@ async function makeWorkspace(run: Run, started: (sandbox: Sandbox) => void, made
   const reaperFound = ticket.sandbox === 'bwrap' ? undefined : findSubreaper();
   // Side by side: making a worktree changes none of what the host state records (refs,
   // HEAD, config, hooks, the host index), and nothing runs before both are done.
-  const [host, created] = await Promise.allSettled([recordHostState(ticket.repo, undefined, [path.dirname(run.runDir)]), createWorktree(ticket.repo, run.baseCommit, ticket.id, { keep: options.keep, runDir: run.runDir, secrets: run.secrets })]);
+  const hostRecorded = recordHostState(ticket.repo, undefined, [path.dirname(run.runDir)]);
+  const worktreeMade = createWorktree(ticket.repo, run.baseCommit, ticket.id, { keep: options.keep, runDir: run.runDir, secrets: run.secrets });
+  // The shell parser loads while git works (this thread mostly waits for it), not at the
+  // first Bash call. A failed load is the guard's to report, at the call that needs it.
+  void import('../guard/shell/parser.js').then(({ loadBashParser }) => loadBashParser()).catch(() => undefined);
+  const [host, created] = await Promise.allSettled([hostRecorded, worktreeMade]);
   if (created.status === 'rejected') throw created.reason;
   const worktree = created.value;
   // Killed runs' worktrees found on the way: their work is saved before they go, and said where.
@@ -253,17 +262,18 @@ async function makeWorkspace(run: Run, started: (sandbox: Sandbox) => void, made
     setupCommands: { cwd: worktree.dir, env: setupEnv, outputCap: OUTPUT_CAP, sandbox: sandbox.setup },
     repoCache,
     toolContext: (signal) => ({ worktree: worktree.dir, env: agentEnv, signal, outputCap: OUTPUT_CAP, bashTimeoutMs: 2 * 60_000, bashMaxTimeoutMs: 10 * 60_000, sandbox, wantsResponse }),
-    maskSecrets: () => {
+    beginAgentPhase: () => {
       // Setup is the ticket author's and sees the worktree's secrets; the agent's commands
       // and the checks (which run the agent's code) see them as empty.
       const { masked, exposed } = sandbox.maskSecrets();
       emit({ type: 'secrets_masked', masked: [...masked], exposed: [...exposed] });
       if (exposed.length > 0) run.warn(`exposed to the agent by sandbox.expose: ${exposed.join(', ')}`);
+      sandbox.supervisor?.();
     },
     hostChanges: async () => hostDifferences(hostBefore, await recordHostState(ticket.repo, hostBefore)),
   };
   // Without setup, the agent's phase begins as soon as the workspace is there.
-  if (ticket.setup.length === 0) workspace.maskSecrets();
+  if (ticket.setup.length === 0) workspace.beginAgentPhase();
   return workspace;
 }
 

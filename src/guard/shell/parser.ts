@@ -13,9 +13,10 @@ let loading: Promise<Parser> | undefined;
 const BASH_GRAMMAR_WASM = '@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm';
 
 /**
- * The bash grammar for tree-sitter, loaded once per process and only when the first
- * command needs it: the WASM costs tens of milliseconds, which a run of file tools
- * never pays.
+ * The bash grammar for tree-sitter, loaded once per process. A run starts loading it
+ * while git makes its worktree (the load is about 100 ms of WASM, which the first Bash
+ * call would otherwise wait for); a command that judges calls without a run loads it at
+ * its first command.
  */
 export function loadBashParser(): Promise<Parser> {
   loading ??= (async () => {
@@ -30,6 +31,10 @@ export function loadBashParser(): Promise<Parser> {
     const language = await Language.load(await readFile(require.resolve(BASH_GRAMMAR_WASM)));
     const parser = new ParserClass();
     parser.setLanguage(language);
+    // V8 compiles a WASM function on its first call, and the grammar's lexer is one huge
+    // function: the first parse of any command takes 40 ms and more, the next well under
+    // one. Paid here, so it is paid wherever the load is (ahead, while git makes the worktree).
+    parser.parse('true')?.delete();
     return parser;
   })();
   return loading;
