@@ -62,7 +62,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
       let stall: StallWatch | undefined;
       const params = buildParams(options.model, request, unmarking);
       // An SDK that records what it sends (tracing spans, its debug log) sees the messages.
-      const conversation = wire.mark(params.messages, { visible: tracing || client.logLevel === 'debug' });
+      const conversation = wire.mark(params.messages, { visible: tracing || client.logLevel === 'debug', ...(request.onSent ? { sent: request.onSent } : {}) });
       try {
         const stream = client.messages.stream({ ...params, messages: conversation.messages }, { signal: request.signal });
         stall = watchForStall(stream, client.timeout);

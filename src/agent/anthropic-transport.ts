@@ -38,6 +38,8 @@ export interface Body {
   messages: readonly string[];
   tail: string;
   bytes: number;
+  /** Called once the body is on its way: its last bytes handed to the operating system. */
+  sent?: () => void;
 }
 
 /** The body as one text. */
@@ -53,7 +55,7 @@ export class ConversationWire {
   readonly #token = `corral-conversation-${randomUUID()}`;
   readonly #marker = new RegExp(`"${this.#token}-(\\d+)"`);
   #next = 0;
-  readonly #pending = new Map<string, readonly object[]>();
+  readonly #pending = new Map<string, { messages: readonly object[]; sent?: () => void }>();
   readonly #json = new WeakMap<object, MessageJson>();
   /** Each message's JSON and its bytes (with the comma before it, but for the first), kept from one request to the next. */
   readonly #pieces = new PerMessage<object, string>(
@@ -68,26 +70,27 @@ export class ConversationWire {
    * with the conversation; an empty one leaves it nothing to walk. `visible` gives it a
    * copy of the messages instead, for a caller whose SDK records them (tracing spans).
    */
-  mark<T extends object>(messages: readonly T[], { visible = false } = {}): { messages: T[]; release(): void } {
+  mark<T extends object>(messages: readonly T[], { visible = false, sent }: { visible?: boolean; sent?: () => void } = {}): { messages: T[]; release(): void } {
     const id = String(this.#next++);
     const marker = `${this.#token}-${id}`;
     const standIn: T[] = visible ? [...messages] : [];
     // JSON.stringify asks an object (an array too) for its toJSON first: the SDK's text carries the marker.
     Object.defineProperty(standIn, 'toJSON', { value: () => marker, enumerable: false });
-    this.#pending.set(id, messages);
+    this.#pending.set(id, { messages, ...(sent ? { sent } : {}) });
     return { messages: standIn, release: () => this.#pending.delete(id) };
   }
 
   /** The body of `text` in pieces, the marked conversation in it expanded; null when it has no marker of ours. */
   expand(text: string): Body | null {
     const found = this.#marker.exec(text);
-    const messages = found ? this.#pending.get(found[1]!) : undefined;
-    if (!found || messages === undefined) return null;
+    const marked = found ? this.#pending.get(found[1]!) : undefined;
+    if (!found || marked === undefined) return null;
+    const { messages, sent } = marked;
     const prefix = text.slice(0, found.index);
     const suffix = text.slice(found.index + found[0].length);
     const pieces = this.#pieces.over(messages);
     // A copy of the list (its strings are shared): the next request may change the kept one while this one is written.
-    return { head: `${prefix}[`, messages: pieces.results.slice(), tail: `]${suffix}`, bytes: Buffer.byteLength(prefix) + Buffer.byteLength(suffix) + 2 + pieces.size };
+    return { head: `${prefix}[`, messages: pieces.results.slice(), tail: `]${suffix}`, bytes: Buffer.byteLength(prefix) + Buffer.byteLength(suffix) + 2 + pieces.size, ...(sent ? { sent } : {}) };
   }
 
   #serialised(message: object): MessageJson {
@@ -109,6 +112,8 @@ export function createHttpFetch(wire?: ConversationWire, env: NodeJS.ProcessEnv 
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : undefined;
     const protocol = url === undefined ? undefined : new URL(url).protocol;
     if (proxied || url === undefined || (protocol !== 'http:' && protocol !== 'https:') || (text !== undefined && text !== null && body === undefined)) {
+      // The built-in fetch tells nothing of its writes: handed over is as good as sent.
+      body?.sent?.();
       return fetch(input, body ? { ...init, body: bodyText(body) } : init);
     }
     return request(new URL(url), init ?? {}, body);
@@ -140,6 +145,7 @@ function request(url: URL, init: RequestInit, body: Body | undefined): Promise<R
     };
     const req = url.protocol === 'https:' ? https.request(url, options, onResponse) : http.request(url, options, onResponse);
     req.on('error', reject);
+    if (body?.sent) req.once('finish', body.sent);
     writeBody(req, body).catch((error: unknown) => req.destroy(error instanceof Error ? error : new Error(String(error))));
   });
 }

@@ -43,6 +43,8 @@ export interface LoopOptions {
   prices: PriceTable;
   /** The ticket's `context`: the window and how many tool results stay whole (defaults otherwise). */
   context?: ContextSettings;
+  /** Called once the first request is on its way, or has failed, or the loop ended before it. */
+  onFirstRequestSent?: () => void;
 }
 
 /**
@@ -106,6 +108,12 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
   let finalText = '';
   let failedRounds = 0;
   let stopHookActive = false;
+  let firstSent = options.onFirstRequestSent;
+  const sayFirstSent = (): void => {
+    const say = firstSent;
+    firstSent = undefined;
+    say?.();
+  };
   // Keeps the conversation within the context window, and sizes it for the trace without
   // serialising it every turn.
   const context = new ContextKeeper({
@@ -138,12 +146,15 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
     let turn: ModelTurn;
     try {
       const compactedTurns = context.compactedTurns;
-      turn = await model.complete({ system: options.system, messages, tools: options.tools, maxTokens: options.maxTokens, signal, ...(compactedTurns > 0 ? { compactedTurns } : {}) });
+      turn = await model.complete({ system: options.system, messages, tools: options.tools, maxTokens: options.maxTokens, signal, ...(compactedTurns > 0 ? { compactedTurns } : {}), ...(firstSent ? { onSent: sayFirstSent } : {}) });
     } catch (error) {
       const halted = stopped();
       if (halted) return halted;
       if (error instanceof ModelApiError) return { kind: 'model_error', message: error.message, finalText };
       throw error;
+    } finally {
+      // Whether or not the model said so, the first request is out (or failed) by now.
+      sayFirstSent();
     }
     // A scripted model costs nothing.
     const costUsd = isReplayModel(model.id) ? 0 : priceTurn(model.id, turn.usage, options.prices);

@@ -21,6 +21,11 @@ export interface ModelRequest {
    * no longer in `messages`, but they were played (a replay script counts them).
    */
   compactedTurns?: number;
+  /**
+   * Called once the request is on its way (its last bytes handed to the operating system).
+   * A model that sends nothing need not call it: the loop calls it when the turn comes.
+   */
+  onSent?: () => void;
 }
 
 

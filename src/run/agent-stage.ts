@@ -18,9 +18,11 @@ const MAX_TOKENS = 8_192;
  * yields (a call, the Stop hooks, the checks) is answered by this run's workspace, so the
  * loop never calls up into the run.
  */
-export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome> {
+export async function runAgent(run: Run, pending: RunWorkspace, requestSent: () => void = () => undefined): Promise<Outcome> {
   const { ticket, options } = run;
   let outcome: Outcome;
+  // Setup and an agent CLI need the workspace before any request of corral's own.
+  if (ticket.setup.length > 0 || ticket.agent !== 'corral') requestSent();
   // Read from the base commit while setup runs: nothing setup does can change them.
   const instructionsRead = readInstructions(run);
   try {
@@ -48,6 +50,7 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
       emit: run.emit,
       prices: run.prices,
       ...(ticket.context ? { context: ticket.context } : {}),
+      onFirstRequestSent: requestSent,
     });
     let next = await loop.next();
     while (!next.done) {
@@ -57,6 +60,7 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
   } finally {
     // Whatever ended the loop (an interrupt included), the workspace is made or has failed
     // before the result is judged.
+    requestSent();
     await pending.ready.catch(() => undefined);
     // Its event belongs before the run's end, however the stage ended (it never throws).
     await instructionsRead;

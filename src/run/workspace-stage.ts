@@ -70,7 +70,8 @@ export interface RunWorkspace extends AsyncDisposable {
   readonly kept: string | undefined;
 }
 
-export function openWorkspace(run: Run): RunWorkspace {
+/** `begin`: the workspace is made once it resolves (the run's first request is on its way). */
+export function openWorkspace(run: Run, begin: Promise<void> = Promise.resolve()): RunWorkspace {
   const stack = resourceStack();
   const failure = new AbortController();
   let made: Worktree | undefined;
@@ -78,9 +79,9 @@ export function openWorkspace(run: Run): RunWorkspace {
   let removal: Promise<void> | undefined;
   const remove = (worktree: Worktree): Promise<void> =>
     (removal ??= removeWorktree(worktree).catch((error: unknown) => run.warn(`could not remove the worktree ${worktree.dir}: ${String(error)}`)));
-  // Begun on the next turn of the event loop, after the first request has gone out:
-  // starting each git process blocks this thread while it forks.
-  const ready = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+  // Begun on a later turn of the event loop than `begin`: loading the guard and starting
+  // each git process hold this thread.
+  const ready = begin.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(() =>
     makeWorkspace(run, (sandbox) => stack.defer(() => sandbox.close()), (worktree, tempDir) => {
       made = worktree;
       stack.defer(() => (keep ? releaseWorktree(worktree) : remove(worktree)));

@@ -236,6 +236,17 @@ describe('createAnthropicModel against a local Messages API', () => {
     expect(turn.stopReason).toBe('end_turn');
   });
 
+  it('says when the request is on its way, before the reply comes', async () => {
+    const server = await serve([{ content: [{ type: 'text', text: 'late' }], delayMs: 300 }]);
+    const seen: string[] = [];
+    const pending = createAnthropicModel({ model: MODEL }).complete({ ...request([{ role: 'user', content: 'go' }]), onSent: () => seen.push(`sent, ${server.requests.length} received`) });
+    const turn = await pending;
+    seen.push('answered');
+    expect(turn.content).toEqual([{ type: 'text', text: 'late' }]);
+    // The server held its reply 300 ms: the run could make its worktree meanwhile.
+    expect(seen).toEqual([expect.stringMatching(/^sent, [01] received$/), 'answered']);
+  });
+
   it('lets the SDK retry a 500 and succeeds', async () => {
     const server = await serve([{ status: 500 }, { content: [{ type: 'text', text: 'recovered' }] }]);
     const turn = await createAnthropicModel({ model: MODEL, maxRetries: 2 }).complete(request([{ role: 'user', content: 'go' }]));

@@ -94,6 +94,25 @@ describe('createHttpFetch', () => {
     expect(seen!.headers['x-test']).toBe('yes');
   });
 
+  it('says once when the whole body is on its way, before any reply comes', async () => {
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const server = await serve((_req, res) => void answered.then(() => res.end('ok')));
+    const wire = new ConversationWire();
+    let sent = 0;
+    let onWay!: () => void;
+    const onWayNow = new Promise<void>((resolve) => (onWay = resolve));
+    const body = JSON.stringify({ messages: wire.mark(conversation(), { sent: () => (sent++, onWay()) }).messages });
+    const response = createHttpFetch(wire, {})(server.url, { method: 'POST', body });
+    // The server holds its reply until told: the call can only have been told of the send.
+    await onWayNow;
+    expect(sent).toBe(1);
+    answer();
+    expect(await (await response).text()).toBe('ok');
+    expect(sent).toBe(1);
+    expect(server.bodies[0]!.text).toBe(JSON.stringify({ messages: conversation() }));
+  });
+
   it('decompresses a compressed reply, as the built-in fetch does', async () => {
     const server = await serve((_req, res) => {
       res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
@@ -110,9 +129,12 @@ describe('createHttpFetch', () => {
     const messages = conversation();
     // The built-in fetch of Node 20 and 22 does not read the variable itself: the request goes straight to the server.
     const fetchOver = createHttpFetch(wire, { HTTPS_PROXY: 'http://127.0.0.1:9' });
-    const response = await fetchOver(server.url, { method: 'POST', body: JSON.stringify({ messages: wire.mark([...messages]).messages }) });
+    let sent = 0;
+    const response = await fetchOver(server.url, { method: 'POST', body: JSON.stringify({ messages: wire.mark([...messages], { sent: () => sent++ }).messages }) });
     expect(await response.text()).toBe('ok');
     expect(server.bodies[0]!.text).toBe(JSON.stringify({ messages }));
+    // The built-in fetch says nothing of its writes: handed over counts as sent.
+    expect(sent).toBe(1);
   });
 
   it('fails with the connection error and its code when nothing listens', async () => {

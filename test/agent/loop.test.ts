@@ -171,6 +171,34 @@ describe('runAgentLoop', () => {
     await expect(runAgentLoop(options(scripted([new TypeError('bug')])))).rejects.toThrow('bug');
   });
 
+  it('says when the first request is on its way: when the model says so, and at the latest when its turn or its failure comes', async () => {
+    // The model tells: the loop passes its callback on, for the first request only.
+    const told: string[] = [];
+    const sentBy: ((() => void) | undefined)[] = [];
+    const telling: Model = {
+      id: 'fake',
+      async complete(request) {
+        sentBy.push(request.onSent);
+        request.onSent?.();
+        told.push(`answered ${sentBy.length}`);
+        return sentBy.length === 1 ? turn([{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'true' } }]) : turn([{ type: 'text', text: 'done' }]);
+      },
+    };
+    await runAgentLoop(options(telling, { onFirstRequestSent: () => told.push('sent') }));
+    expect(told).toEqual(['sent', 'answered 1', 'answered 2']);
+    expect(sentBy[0]).toBeTypeOf('function');
+    expect(sentBy[1]).toBeUndefined();
+    // A model that sends nothing (a replay) never calls it: the turn is when.
+    const silent: string[] = [];
+    await runAgentLoop(options(scripted([turn([{ type: 'text', text: 'done' }])]), { onFirstRequestSent: () => silent.push('sent') }));
+    expect(silent).toEqual(['sent']);
+    // A request that fails still lets the run go on to make (and judge) its workspace.
+    const failed: string[] = [];
+    const outcome = await runAgentLoop(options(scripted([new ModelApiError('Anthropic API 529 overloaded')]), { onFirstRequestSent: () => failed.push('sent') }));
+    expect(outcome.kind).toBe('model_error');
+    expect(failed).toEqual(['sent']);
+  });
+
   it('ends as interrupted when the interrupt signal fires during a tool call', async () => {
     const controller = new AbortController();
     const model = scripted([turn([{ type: 'tool_use', id: 'a', name: 'Bash', input: {} }]), turn([{ type: 'text', text: 'never' }])]);
