@@ -232,10 +232,14 @@ function lfsFilterFrom(listed: string): LfsFilter | null {
   return filter.clean || filter.smudge || filter.process ? filter : null;
 }
 
-/** Read once per process, without holding up the event loop; every async git call waits for it. */
-function loadUserLfsFilter(): Promise<LfsFilter | null> {
+/**
+ * Read once per process, without holding up the event loop (through the git launcher, so
+ * this thread does not fork); every async git call that reads content waits for it. A
+ * run asks for it as it starts making its worktree, so `worktree add` finds it read.
+ */
+export function loadUserLfsFilter(): Promise<LfsFilter | null> {
   if (userLfsFilter !== undefined) return Promise.resolve(userLfsFilter);
-  userLfsFilterRead ??= runProgram('git', LFS_LISTING, { cwd: '/', env: lfsListingEnv(), timeoutMs: 10_000 }).then(
+  userLfsFilterRead ??= launchGit('git', LFS_LISTING, { cwd: '/', env: lfsListingEnv() }).then(
     (result) => (userLfsFilter ??= result.exitCode === 0 ? lfsFilterFrom(result.stdout.toString('utf8')) : null),
     () => (userLfsFilter ??= null),
   );

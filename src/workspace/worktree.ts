@@ -2,7 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { git, gitPaths, gitSync, linkedWorktreePaths, listWorktrees } from '../git/git.js';
+import { git, gitPaths, gitSync, linkedWorktreePaths, listWorktrees, loadUserLfsFilter } from '../git/git.js';
 import { trackLeftover } from '../proc/leftovers.js';
 import { deadOwnersTemps, ownedTempPrefix, ownerState, processStartTime, type Owner } from '../proc/owner.js';
 import type { SecretValue } from '../text/redact.js';
@@ -64,10 +64,12 @@ export async function createWorktree(repo: string, baseCommit: string, label: st
   // Killed runs' leftovers are looked for while the folder is made, outside the lock: one
   // `git worktree list` in the usual case of nothing to clean, and no lock held for it.
   // Temp dirs of dead corral processes go too, whatever repository they were for.
+  // The user's lfs filter (read once per process) is asked for alongside, not by `worktree add`.
   const [dir, leftovers, sweptTemps] = await Promise.all([
     realpath(tmpdir()).then((parent) => mkdtemp(path.join(parent, ownedTempPrefix(label.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40))))),
     mayHoldLeftovers(repo),
     removeDeadOwnersTemps(),
+    loadUserLfsFilter(),
   ]);
   let salvaged: Cleaned[] = sweptTemps;
   try {
