@@ -8,8 +8,9 @@
 //   ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/run/<id>/<steps>/<command>
 // answers `steps` turns of one Bash call of COMMANDS[command], then a turn that ends with
 // text (end_turn). `GET /stats/<id>` gives (and forgets) what the run's requests looked
-// like: when the first arrived (epoch ms, sub-millisecond: performance.timeOrigin + now),
-// how many came, their body sizes and the gaps from each reply's end to the next request.
+// like: when the first arrived and when the last reply ended (epoch ms, sub-millisecond:
+// performance.timeOrigin + now), how many came, their body sizes and the gaps from each
+// reply's end to the next request.
 //
 //   node bench/messages-standin.mjs      prints {"port": N} on its first line of stdout
 import http from 'node:http';
@@ -34,7 +35,7 @@ export function createStandin() {
       const run = runs.get(stats[1]);
       runs.delete(stats[1]);
       res.writeHead(run ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(run ? { firstRequestAt: run.firstRequestAt, requests: run.requests, bodyBytes: run.bodyBytes, gapsMs: run.gapsMs } : { error: 'no such run' }));
+      res.end(JSON.stringify(run ? { firstRequestAt: run.firstRequestAt, lastReplyAt: run.repliedAt, requests: run.requests, bodyBytes: run.bodyBytes, gapsMs: run.gapsMs } : { error: 'no such run' }));
       return;
     }
     const match = /^\/run\/([\w-]+)\/(\d+)\/(\w+)\/v1\/messages(\?.*)?$/.exec(url);

@@ -180,6 +180,14 @@ function stepFigures(steps, run, base, bwrapBase) {
     gapMs: summarise(gaps),
     lastTenthGapMs: summarise(lastTenth),
     lastRequestKb: round(run[0].seen.bodyBytes.at(-1) / 1024, 1),
+    // The run's fixed part, which the per-step figure spreads over its steps: spawn to the
+    // first request, the first step (its reply to the next request: the worktree, the
+    // guard's and the supervisor's start, the first command), the last reply to the exit.
+    fixedMs: {
+      start: summarise(run.map((r) => r.seen.firstRequestAt - r.startAt)),
+      firstStep: summarise(run.map((r) => r.seen.gapsMs[0])),
+      tail: summarise(run.map((r) => r.startAt + r.ms - r.seen.lastReplyAt)),
+    },
     peakRssMb: summarise(run.map((r) => r.rssMb)),
     baselinePeakRssMb: summarise(base.map((r) => r.rssMb)),
     ...(bwrapBase.length > 0

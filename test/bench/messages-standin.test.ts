@@ -23,7 +23,7 @@ afterAll(() => {
   child.kill();
 });
 
-function stats(id: string): Promise<{ requests: number; bodyBytes: number[]; gapsMs: number[]; firstRequestAt: number }> {
+function stats(id: string): Promise<{ requests: number; bodyBytes: number[]; gapsMs: number[]; firstRequestAt: number; lastReplyAt: number }> {
   return new Promise((resolve, reject) => {
     get(`${url}/stats/${id}`, { agent: false }, (res) => {
       let body = '';
@@ -49,6 +49,7 @@ describe('the bench stand-in for the Messages API', () => {
       expect(message.usage.output_tokens).toBe(40);
     }
     const last = await ask();
+    const answeredAt = performance.timeOrigin + performance.now();
     expect(last.stop_reason).toBe('end_turn');
     expect(last.content).toEqual([expect.objectContaining({ type: 'text', text: 'Done.' })]);
 
@@ -57,6 +58,9 @@ describe('the bench stand-in for the Messages API', () => {
     expect(seen.gapsMs).toHaveLength(2);
     expect(seen.bodyBytes.every((bytes) => bytes > 0)).toBe(true);
     expect(seen.firstRequestAt).toBeGreaterThanOrEqual(startedAt);
+    // The last reply ended after the first request came and before the client had it all.
+    expect(seen.lastReplyAt).toBeGreaterThan(seen.firstRequestAt);
+    expect(seen.lastReplyAt).toBeLessThanOrEqual(answeredAt);
   });
 
   it('answers an unknown route with the API error shape, which the SDK reports', async () => {
