@@ -5,7 +5,7 @@ import { UsageError, type Problem } from '../errors.js';
 import type { Model, ModelRequest, ModelTurn } from './model.js';
 import type { TurnBlock } from '../trace/records.js';
 import { createAppendOnlySum, createJsonSizer } from './json-size.js';
-import { looksLikeTrace, turnsFromTrace, type ReplayTurn } from './trace-replay.js';
+import type { ReplayTurn } from './trace-replay.js';
 
 const ReplayTurn = z.strictObject({
   text: z.string().optional(),
@@ -35,8 +35,25 @@ export async function loadReplayScript(file: string, shownAs = file): Promise<Re
   } catch (error) {
     throw new UsageError(`${shownAs}: cannot read replay script (${(error as NodeJS.ErrnoException).code ?? error})`);
   }
-  if (looksLikeTrace(file, text)) return { source: 'trace', turns: turnsFromTrace(text, shownAs) };
+  if (looksLikeTrace(file, text)) {
+    // The trace reader (its event schemas) loads only for a trace: a run on a script, or on
+    // a real model, never pays for it before its first request.
+    const { turnsFromTrace } = await import('./trace-replay.js');
+    return { source: 'trace', turns: turnsFromTrace(text, shownAs) };
+  }
   return { source: 'script', turns: (await parseScript(text, shownAs)).turns.map(scriptTurn) };
+}
+
+/** Whether a replay file is a trace rather than a YAML script: by its name, or by its first line. */
+function looksLikeTrace(file: string, text: string): boolean {
+  if (file.endsWith('.jsonl')) return true;
+  const first = text.split('\n', 1)[0] ?? '';
+  try {
+    const value = JSON.parse(first) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as { type?: unknown }).type === 'string' && typeof (value as { seq?: unknown }).seq === 'number';
+  } catch {
+    return false;
+  }
 }
 
 /** How a replay file is loaded; `memoizeReplayLoads` makes one that loads each file once. */

@@ -13,18 +13,6 @@ export interface ReplayTurn {
   usage?: TokenUsage;
 }
 
-/** Whether a replay file is a trace rather than a YAML script: by its name, or by its first line. */
-export function looksLikeTrace(file: string, text: string): boolean {
-  if (file.endsWith('.jsonl')) return true;
-  const first = text.split('\n', 1)[0] ?? '';
-  try {
-    const value = JSON.parse(first) as unknown;
-    return isObject(value) && typeof value.type === 'string' && typeof value.seq === 'number';
-  } catch {
-    return false;
-  }
-}
-
 /** The model's turns of a recorded run, from its `model_response` events in order. */
 export function turnsFromTrace(text: string, shownAs: string): ReplayTurn[] {
   const turns: ReplayTurn[] = parseTrace(text, shownAs, { mode: 'strict' }).events.flatMap((event) =>
@@ -34,8 +22,4 @@ export function turnsFromTrace(text: string, shownAs: string): ReplayTurn[] {
   );
   if (turns.length === 0) throw new UsageError(`${shownAs}: the trace has no model responses to replay`, [{ file: shownAs, line: 1, column: 1, field: '', message: 'no `model_response` event', hint: 'replay the trace of a run that got at least one answer from its model' }]);
   return turns;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

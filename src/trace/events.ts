@@ -209,28 +209,3 @@ const sameShapes: [Same<z.infer<typeof Usage>, TokenUsage>, Same<z.infer<typeof 
 void sameShapes;
 
 export type EmitEvent = (event: RunEvent) => void;
-
-/**
- * Feeds each event to `fold` first, then fans it out: a fold that fails is a bug and
- * stops the run, where a failing reporter never does.
- */
-export function foldAndFanOut(fold: { add(event: RunEvent): void }, ...subscribers: EmitEvent[]): EmitEvent {
-  const fanned = fanOut(...subscribers);
-  return (event) => {
-    fold.add(event);
-    fanned(event);
-  };
-}
-
-/** Fans one event out to every subscriber; a failing reporter never breaks the run. */
-export function fanOut(...subscribers: EmitEvent[]): EmitEvent {
-  return (event) => {
-    for (const subscriber of subscribers) {
-      try {
-        subscriber(event);
-      } catch {
-        // Reporting is best effort; the run's result and exit code must not depend on it.
-      }
-    }
-  };
-}

@@ -72,7 +72,7 @@ describe('the path of a Bash call', () => {
     // From the loop that received the reply to the trace: the run's entry and its stage
     // runner sit above the path, not on it.
     const onPath = new Set(stacks.flatMap(({ frames }) => frames).filter((file) => file !== 'run/run-ticket.ts'));
-    expect([...onPath].sort()).toEqual(expect.arrayContaining(['agent/loop.ts', 'run/agent-stage.ts', 'run/call-pipeline.ts', 'trace/events.ts']));
+    expect([...onPath].sort()).toEqual(expect.arrayContaining(['agent/loop.ts', 'run/agent-stage.ts', 'run/call-pipeline.ts', 'trace/fan-out.ts']));
     expect(onPath.size).toBeLessThanOrEqual(8);
   });
 });
