@@ -43,7 +43,7 @@ export interface LoopOptions {
   prices: PriceTable;
   /** The ticket's `context`: the window and how many tool results stay whole (defaults otherwise). */
   context?: ContextSettings;
-  /** Called once the first request is on its way, or has failed, or the loop ended before it. */
+  /** Called once, when the first request is on its way (or, for a model that does not say, when its turn comes). */
   onFirstRequestSent?: () => void;
 }
 
@@ -152,10 +152,9 @@ export async function* agentLoop(options: LoopOptions): AgentLoop {
       if (halted) return halted;
       if (error instanceof ModelApiError) return { kind: 'model_error', message: error.message, finalText };
       throw error;
-    } finally {
-      // Whether or not the model said so, the first request is out (or failed) by now.
-      sayFirstSent();
     }
+    // A model that sends nothing (a replay) never says so: its first turn is when.
+    sayFirstSent();
     // A scripted model costs nothing.
     const costUsd = isReplayModel(model.id) ? 0 : priceTurn(model.id, turn.usage, options.prices);
     meter.record(turn.usage, costUsd);

@@ -8,7 +8,7 @@ import { runCliAgentStage } from './agent-cli-stage.js';
 import { formatCheckFeedback, runChecks, runTicketCommand } from './checks.js';
 import { listedInstructionEntries } from './disk-space.js';
 import type { Run } from './prepare.js';
-import type { RunWorkspace, Workspace } from './workspace-stage.js';
+import { WorkspaceForgone, type RunWorkspace, type Workspace } from './workspace-stage.js';
 import { nodeModulesKey, restoreNodeModules, storeNodeModules, type RepoCache } from '../workspace/repo-cache.js';
 
 const MAX_TOKENS = 8_192;
@@ -18,11 +18,13 @@ const MAX_TOKENS = 8_192;
  * yields (a call, the Stop hooks, the checks) is answered by this run's workspace, so the
  * loop never calls up into the run.
  */
-export async function runAgent(run: Run, pending: RunWorkspace, requestSent: () => void = () => undefined): Promise<Outcome> {
+export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome> {
   const { ticket, options } = run;
   let outcome: Outcome;
-  // Setup and an agent CLI need the workspace before any request of corral's own.
-  if (ticket.setup.length > 0 || ticket.agent !== 'corral') requestSent();
+  // The workspace is begun once corral's first model request is on its way: making it
+  // forks git and loads the guard on this thread, which would hold up a request still
+  // connecting. Setup and an agent CLI need it before that.
+  if (ticket.setup.length > 0 || ticket.agent !== 'corral') pending.begin();
   // Read from the base commit while setup runs: nothing setup does can change them.
   const instructionsRead = readInstructions(run);
   try {
@@ -50,7 +52,7 @@ export async function runAgent(run: Run, pending: RunWorkspace, requestSent: () 
       emit: run.emit,
       prices: run.prices,
       ...(ticket.context ? { context: ticket.context } : {}),
-      onFirstRequestSent: requestSent,
+      onFirstRequestSent: () => pending.begin(),
     });
     let next = await loop.next();
     while (!next.done) {
@@ -60,13 +62,16 @@ export async function runAgent(run: Run, pending: RunWorkspace, requestSent: () 
   } finally {
     // Whatever ended the loop (an interrupt included), the workspace is made or has failed
     // before the result is judged.
-    requestSent();
+    // A loop that ended before its first request went out (interrupted, the API unreachable) made no worktree.
+    pending.forgo();
     await pending.ready.catch(() => undefined);
     // Its event belongs before the run's end, however the stage ended (it never throws).
     await instructionsRead;
   }
   // A workspace that could not be made is the run's failure, not the loop's interruption.
-  await pending.ready;
+  await pending.ready.catch((error: unknown) => {
+    if (!(error instanceof WorkspaceForgone)) throw error;
+  });
   return outcome;
 }
 

@@ -44,15 +44,12 @@ async function runStages(run: Run, end: RunEnd): Promise<void> {
   if (run.traceFailure()) return;
   end.outcome = await gateRunStart(run);
   if (end.outcome) return;
-  // The worktree is made once the first model request is on its way: making it forks git
-  // and loads the guard on this thread, which would hold up a request still connecting.
-  let requestSent!: () => void;
-  const firstRequest = new Promise<void>((resolve) => (requestSent = resolve));
-  await using workspace = openWorkspace(run, firstRequest);
+  // Made once the agent stage begins it (when its first model request is on its way).
+  await using workspace = openWorkspace(run);
   // An agent stage that fails still has its work judged and kept.
-  end.outcome = await runAgent(run, workspace, requestSent).catch((error: unknown): Outcome => ({ kind: 'internal_error', reason: error instanceof Error ? error.message : String(error) }));
-  // However the agent stage ended, the workspace is judged (and released) below, so it is begun.
-  requestSent();
+  end.outcome = await runAgent(run, workspace).catch((error: unknown): Outcome => ({ kind: 'internal_error', reason: error instanceof Error ? error.message : String(error) }));
+  // A stage that ended before it began the workspace never needs one.
+  workspace.forgo();
   end.judgement = await judgeRun(run, workspace, end.outcome);
   // Without a whole trace the run's record is not to be trusted, and the disk is likely
   // full: the worktree stays, whether or not a patch got written.

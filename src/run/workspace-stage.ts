@@ -54,12 +54,21 @@ export interface Workspace {
 }
 
 /**
- * The workspace of a run, being made while the model reads the task: `ready` once made,
- * `failed` aborted if that fails. Disposing it waits for the making to end either way and
- * then releases what was made: the worktree (removed, or kept and unlocked), the temp dir.
- * A release that fails becomes one of the run's warnings; it never hides the result.
+ * The workspace of a run, made while the model reads the task: begun once the first request
+ * is on its way (`begin`), `ready` once made, `failed` aborted if that fails. Disposing it
+ * waits for the making to end either way and then releases what was made: the worktree
+ * (removed, or kept and unlocked), the temp dir. A release that fails becomes one of the
+ * run's warnings; it never hides the result.
  */
 export interface RunWorkspace extends AsyncDisposable {
+  /** Starts making the workspace; once, later calls do nothing. */
+  begin(): void;
+  /**
+   * The run ended before it needed a workspace (no request went out: interrupted, the API
+   * unreachable): none is made, and `ready` rejects with WorkspaceForgone. Does nothing
+   * once begun.
+   */
+  forgo(): void;
   ready: Promise<Workspace>;
   failed: AbortSignal;
   /** Starts removing the worktree: the patch is written and nothing more is read from it. */
@@ -70,8 +79,17 @@ export interface RunWorkspace extends AsyncDisposable {
   readonly kept: string | undefined;
 }
 
-/** `begin`: the workspace is made once it resolves (the run's first request is on its way). */
-export function openWorkspace(run: Run, begin: Promise<void> = Promise.resolve()): RunWorkspace {
+/** Why a run has no workspace though nothing failed: it ended before it needed one. */
+export class WorkspaceForgone extends Error {
+  constructor() {
+    super('the run ended before its workspace was needed');
+    this.name = 'WorkspaceForgone';
+  }
+}
+
+export function openWorkspace(run: Run): RunWorkspace {
+  let decide!: (begun: boolean) => void;
+  const decided = new Promise<boolean>((resolve) => (decide = resolve));
   const stack = resourceStack();
   const failure = new AbortController();
   let made: Worktree | undefined;
@@ -80,9 +98,11 @@ export function openWorkspace(run: Run, begin: Promise<void> = Promise.resolve()
   const remove = (worktree: Worktree): Promise<void> =>
     (removal ??= removeWorktree(worktree).catch((error: unknown) => run.warn(`could not remove the worktree ${worktree.dir}: ${String(error)}`)));
   // Begun on a later turn of the event loop than `begin`: loading the guard and starting
-  // each git process hold this thread.
-  const ready = begin.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(() =>
-    makeWorkspace(run, (sandbox) => stack.defer(() => sandbox.close()), (worktree, tempDir) => {
+  // each git process hold this thread, and a request just handed over may still be on it.
+  const ready = decided.then(async (begun) => {
+    if (!begun) throw new WorkspaceForgone();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return makeWorkspace(run, (sandbox) => stack.defer(() => sandbox.close()), (worktree, tempDir) => {
       made = worktree;
       stack.defer(() => (keep ? releaseWorktree(worktree) : remove(worktree)));
       // Like the worktree: gone even when a second Ctrl-C ends the process before this stack is released.
@@ -91,13 +111,15 @@ export function openWorkspace(run: Run, begin: Promise<void> = Promise.resolve()
         await rm(tempDir, { recursive: true, force: true }).catch(() => run.warn(`could not remove ${tempDir}`));
         forget();
       });
-    }),
-  );
+    });
+  });
   const settled = ready.then(
     () => undefined,
     () => failure.abort(),
   );
   return {
+    begin: () => decide(true),
+    forgo: () => decide(false),
     ready,
     failed: failure.signal,
     release: () => {

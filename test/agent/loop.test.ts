@@ -171,7 +171,7 @@ describe('runAgentLoop', () => {
     await expect(runAgentLoop(options(scripted([new TypeError('bug')])))).rejects.toThrow('bug');
   });
 
-  it('says when the first request is on its way: when the model says so, and at the latest when its turn or its failure comes', async () => {
+  it('says when the first request is on its way: when the model says so, or when the turn of a model that does not say comes', async () => {
     // The model tells: the loop passes its callback on, for the first request only.
     const told: string[] = [];
     const sentBy: ((() => void) | undefined)[] = [];
@@ -192,11 +192,12 @@ describe('runAgentLoop', () => {
     const silent: string[] = [];
     await runAgentLoop(options(scripted([turn([{ type: 'text', text: 'done' }])]), { onFirstRequestSent: () => silent.push('sent') }));
     expect(silent).toEqual(['sent']);
-    // A request that fails still lets the run go on to make (and judge) its workspace.
+    // A request that failed without the model saying it went out (the API unreachable) was
+    // not sent: the run needs no workspace for it.
     const failed: string[] = [];
-    const outcome = await runAgentLoop(options(scripted([new ModelApiError('Anthropic API 529 overloaded')]), { onFirstRequestSent: () => failed.push('sent') }));
+    const outcome = await runAgentLoop(options(scripted([new ModelApiError('Anthropic API unreachable')]), { onFirstRequestSent: () => failed.push('sent') }));
     expect(outcome.kind).toBe('model_error');
-    expect(failed).toEqual(['sent']);
+    expect(failed).toEqual([]);
   });
 
   it('ends as interrupted when the interrupt signal fires during a tool call', async () => {

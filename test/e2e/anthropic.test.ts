@@ -177,6 +177,27 @@ describe('the real SDK path, against a local Messages API server', () => {
     expect(extraWorktrees(repo)).toEqual([]);
   });
 
+  it('makes no worktree for a run whose first request never went out: the API unreachable is model_error (exit 6)', async () => {
+    // A port nothing listens on: the connection is refused, so no request is ever sent.
+    const closed = await startMessagesServer([]);
+    const url = closed.url;
+    await closed.close();
+    const repo = makeDemoRepo();
+    commitFiles(repo, { 'corral.yaml': 'model_api: {timeout_seconds: 10, max_retries: 0}\n' });
+    addTicket(repo, 'unreachable.yaml', 'task: t\nallow: ["**"]\nmodel: claude-sonnet-4-6\n');
+    const run = await runCli(['run', 'fixtures/tickets/unreachable.yaml', '--json'], { cwd: repo, env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: url } });
+    expect(run.exitCode).toBe(6);
+    const report = runReport(run.stdout);
+    expect(report.status).toBe('model_error');
+    const events = readFileSync(report.trace, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { type: string }).type);
+    expect(events).toContain('model_request');
+    expect(events).not.toContain('worktree');
+    expect(extraWorktrees(repo)).toEqual([]);
+  });
+
   it('ends as refused (exit 5) when the model refuses', async () => {
     server = await startMessagesServer([{ content: [{ type: 'text', text: 'I cannot help with that.' }], stop_reason: 'refusal' }]);
     const repo = makeDemoRepo();
