@@ -180,7 +180,7 @@ function resolveUse(used: PathUse, command: SimpleCommand, site: CallSite): Path
   const facts = paths.map((candidate) => ({ ...pathFact(given, candidate, '/', access, recursive, origin, site, true, used.noFollow), ...extra }));
   // A write through a glob reaches whatever it may match later: its fixed base counts as written whole.
   if (access === 'write') facts.push({ ...pathFact(given, base, '/', 'write', true, `${origin} (glob)`, site, true), ...extra });
-  if (truncated) facts.push(unknownPath(given, access, recursive, origin, 'the glob matches too many files to check each'));
+  if (truncated !== null) facts.push(unknownPath(given, access, recursive, origin, truncated));
   return facts;
 }
 

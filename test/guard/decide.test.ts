@@ -262,6 +262,17 @@ describe('defaults', () => {
     expect(looser.policy).toMatchObject({ defaultEffect: 'ask', defaultScope: 'ticket' });
   });
 
+  it('does not let a glob that would read more folders than it may through: the unread rest could be anything', async () => {
+    const deep = makeRepo();
+    for (let i = 0; i < 10_050; i++) mkdirSync(path.join(deep, 'src', `d${i}`));
+    const guard = guardFor({ worktree: deep });
+    // A read inside the worktree is allowed, but not one whose glob could not be followed to its end.
+    const cut = await bash(guard, 'cat src/d*/*/x*');
+    expect(cut.effect).not.toBe('allow');
+    expect(cut.reason).toContain('too many folders');
+    expect(await bash(guard, 'cat src/d1/*/x*')).toMatchObject({ effect: 'allow', rule: 'baseline.read-only' });
+  });
+
   it('asks by default', async () => {
     expect(await bash(guardFor(), 'npm install')).toMatchObject({ effect: 'ask', rule: 'default', scope: 'default' });
   });

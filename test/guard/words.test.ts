@@ -140,13 +140,24 @@ describe('globCandidates', () => {
     const { paths, truncated } = globCandidates('.g*/config', dir);
     expect(paths).toContain(path.join(dir, '.git/config'));
     expect(paths).toContain(path.join(dir, '.g*/config'));
-    expect(truncated).toBe(false);
+    expect(truncated).toBeNull();
   });
 
   it('yields the secrets a pattern could match before they exist', () => {
     const dir = tempDir();
     expect(globCandidates('.e*', dir).paths).toEqual(expect.arrayContaining([path.join(dir, '.env'), path.join(dir, '.env.local')]));
     expect(globCandidates('nothing*', dir).paths).toEqual([path.join(dir, 'nothing*')]);
+  });
+
+  it('stops reading folders for a deep glob that matches nothing, and says so', () => {
+    const dir = tempDir();
+    // More folders than one glob may read (10,000), none holding what it looks for.
+    for (let i = 0; i < 10_050; i++) mkdirSync(path.join(dir, `d${i}`));
+    const deep = globCandidates('d*/*/x*', dir);
+    expect(deep.truncated).toBe('the glob reaches too many folders to check each');
+    // The same tree with a glob that reads one folder per level is not cut short.
+    expect(globCandidates('d1/*/x*', dir).truncated).toBeNull();
+    expect(globCandidates('d*', dir).paths.length).toBeGreaterThan(2);
   });
 
   it('matches across directories segment by segment', () => {

@@ -5,6 +5,13 @@ import { PROTECTED_PROBES } from '../../policy/protected-paths.js';
 
 const MAX_LINK_HOPS = 40;
 const MAX_GLOB_MATCHES = 2_000;
+// Folders one glob may read before the guard stops looking: a glob of three `*` levels
+// and a last part that matches nothing would otherwise read every folder three levels
+// down (from `/`, all of /proc's), seconds of one decision. A glob cut short is judged as
+// touching what cannot be checked, so the decision fails closed. The limit is far above
+// what an agent's globs read in a large repository (`packages/*/src/*.ts`: a folder per
+// package and one more each).
+const MAX_GLOB_FOLDERS = 10_000;
 
 /**
  * Resolves a path the way the kernel will when a command opens it: segment by segment
@@ -71,16 +78,17 @@ function walk(start: string, parts: string[], hops: number): string {
 /**
  * What a glob can touch: the files it matches now (bash's expansion: `*` skips dot
  * files, no `**`), the pattern itself (bash passes it on when nothing matches), and
- * each protected name it could match once that file exists.
+ * each protected name it could match once that file exists. `truncated` says why the
+ * expansion stopped short (too many matches, too many folders to read), or is null.
  */
-export function globCandidates(pattern: string, cwd: string): { paths: string[]; truncated: boolean; base: string } {
+export function globCandidates(pattern: string, cwd: string): { paths: string[]; truncated: string | null; base: string } {
   // A quoted slash is a slash (`"$HOME"/.ss?` and `~/.ss?` arrive as `\/\r\o\o\t/.ss?`):
   // without this the pattern would not look absolute and would be expanded under cwd.
   const plain = slashesUnescaped(pattern);
   const absolute = plain.startsWith('/') ? plain : `${cwd}/${plain}`;
   const matches: string[] = [];
   const parts = absolute.split('/').filter((part) => part !== '');
-  const truncated = expand('/', parts, matches);
+  const truncated = expand('/', parts, matches, { folders: MAX_GLOB_FOLDERS });
   const firstGlob = parts.findIndex(hasGlob);
   const fixed = parts.slice(0, firstGlob === -1 ? parts.length - 1 : firstGlob);
   const base = `/${fixed.map(unescape).join('/')}`;
@@ -94,26 +102,29 @@ export function globCandidates(pattern: string, cwd: string): { paths: string[];
   return { paths: [...new Set(matches)], truncated, base };
 }
 
-function expand(dir: string, parts: string[], out: string[]): boolean {
+/** Expands `parts` under `dir` into `out`; returns why it stopped short, or null. */
+function expand(dir: string, parts: string[], out: string[], budget: { folders: number }): string | null {
   if (parts.length === 0) {
     out.push(dir);
-    return out.length >= MAX_GLOB_MATCHES;
+    return out.length >= MAX_GLOB_MATCHES ? 'the glob matches too many files to check each' : null;
   }
   const [part, ...rest] = parts as [string, ...string[]];
   // No lexical clean-up: `link/..` must reach the kernel as written.
-  if (!hasGlob(part)) return expand(dir === '/' ? `/${unescape(part)}` : `${dir}/${unescape(part)}`, rest, out);
+  if (!hasGlob(part)) return expand(dir === '/' ? `/${unescape(part)}` : `${dir}/${unescape(part)}`, rest, out, budget);
+  if (budget.folders-- <= 0) return 'the glob reaches too many folders to check each';
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return false;
+    return null;
   }
   const matches = picomatch(bashGlob(part), { dot: false });
   for (const name of names.sort()) {
     if (!matches(name)) continue;
-    if (expand(dir === '/' ? `/${name}` : `${dir}/${name}`, rest, out)) return true;
+    const stopped = expand(dir === '/' ? `/${name}` : `${dir}/${name}`, rest, out, budget);
+    if (stopped !== null) return stopped;
   }
-  return false;
+  return null;
 }
 
 /**
