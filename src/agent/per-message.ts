@@ -2,10 +2,10 @@
  * Something worked out for each message of a conversation that is sent again every turn,
  * kept from one request to the next. A turn appends messages; a context edit swaps an old
  * message's content array (messages are replaced or their content swapped, never edited
- * in place: agent/json-size.ts assumes the same). So the results are kept up to the first
- * message that is not the object seen there last time, or whose content is not, and only
- * the rest is worked out again: a request costs what it added, not the whole conversation,
- * which at a thousand steps made each request walk thousands of messages.
+ * in place). So the results are kept up to the first message that is not the object seen
+ * there last time, or whose content is not, and only the rest is worked out again: a
+ * request costs what it added, not the whole conversation, which at a thousand steps made
+ * each request walk thousands of messages.
  */
 export class PerMessage<M extends object, R> {
   readonly #derive: (message: M, index: number) => R;

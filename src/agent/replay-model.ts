@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { UsageError, type Problem } from '../errors.js';
 import type { Model, ModelRequest, ModelTurn } from './model.js';
 import type { TurnBlock } from '../trace/records.js';
-import { createAppendOnlySum, createJsonSizer } from './json-size.js';
+import { createRunningSum, createJsonSizer } from './json-size.js';
 import type { ReplayTurn } from './trace-replay.js';
 
 const ReplayTurn = z.strictObject({
@@ -118,7 +118,7 @@ export function createReplayModel(id: string, script: ReplayScript): Model {
   const turnJson: string[] = [];
   // The request grows by a turn each call; its size is kept up to date, not recomputed.
   const messagesBytes = createJsonSizer();
-  const assistantMessages = createAppendOnlySum<ModelRequest['messages'][number]>((message) => (message.role === 'assistant' ? 1 : 0));
+  const assistantMessages = createRunningSum<ModelRequest['messages'][number]>((message) => (message.role === 'assistant' ? 1 : 0));
   const fixedBytes = new WeakMap<object, number>();
   return {
     id,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PerMessage } from '../../src/agent/per-message.js';
+import { createJsonSizer } from '../../src/agent/json-size.js';
 
 interface Message {
   role: string;
@@ -54,5 +55,19 @@ describe('PerMessage', () => {
     expect(derived).toEqual([]);
     expect(perMessage.over([message('x')])).toEqual({ results: ['0:x'], size: 3 });
     expect(perMessage.over([])).toEqual({ results: [], size: 0 });
+  });
+});
+
+describe('createJsonSizer', () => {
+  it('is the length of the conversation as JSON, after a turn is added and after an old result is swapped', () => {
+    const size = createJsonSizer();
+    const conversation: { role: string; content: unknown }[] = [{ role: 'user', content: 'fix the fee' }];
+    expect(size(conversation)).toBe(JSON.stringify(conversation).length);
+    conversation.push({ role: 'assistant', content: [{ type: 'text', text: 'on it' }] }, { role: 'user', content: [{ type: 'tool_result', content: 'x'.repeat(500) }] });
+    expect(size(conversation)).toBe(JSON.stringify(conversation).length);
+    // A context edit clears an old tool result by swapping its content, in the same array.
+    conversation[2]!.content = [{ type: 'tool_result', content: '(cleared)' }];
+    expect(size(conversation)).toBe(JSON.stringify(conversation).length);
+    expect(size([])).toBe(2);
   });
 });
