@@ -3,48 +3,113 @@
 // one JSON text of it per request (JSON.stringify of the body), and the built-in fetch
 // encoded that text into bytes and copied the bytes again, three copies of a conversation
 // that only grows, each request, most of them too large for the young generation. Here
-// the SDK gets the messages with a marker as their JSON, each message is serialised once
-// for the run (messages are not changed once in the conversation), and the transport
-// writes the body in pieces: prefix, the messages' JSON, suffix. Anything else (a body
-// that is not text, a proxy set in the environment) goes to the built-in fetch, with the
-// marker expanded.
+// the SDK gets the messages with a marker as their JSON, the conversation's JSON is kept
+// as bytes from one request to the next (each message serialised and encoded once), and
+// the transport writes the body in three pieces: prefix, those bytes, suffix. Anything
+// else (a body that is not text, a proxy set in the environment) goes to the built-in
+// fetch, with the marker expanded.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { Headers, HttpResponse } from './fetch-classes.js';
-import { PerMessage } from './per-message.js';
+
+const NO_BYTES = new Uint8Array(0);
 
 /** Environment variables that route requests through a proxy: with one set, the built-in fetch (and Node's) decide. */
 const PROXY_VARIABLES = ['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY', 'NODE_USE_ENV_PROXY'];
-/** Pieces are written in batches of about this many characters: few system calls, each batch young garbage. */
-const WRITE_BATCH = 64 * 1024;
-
-interface MessageJson {
-  /** What was serialised: a message whose content was swapped is serialised again. */
-  content: unknown;
-  json: string;
-  bytes: number;
-}
+/** The smallest buffer the conversation's bytes are kept in. */
+const MIN_CAPACITY = 64 * 1024;
+const COMMA = 0x2c;
 
 /**
  * A request body in pieces, and its length in bytes: `head`, then the messages' JSON
- * joined by commas, then `tail`. The messages are the very strings kept for the run, so
- * writing them makes no copy that outlives the request.
+ * joined by commas (UTF-8), then `tail`. `messages` is a view of the bytes kept for the
+ * run: they stay as they are until `release`, and are not to be changed.
  */
 export interface Body {
   head: string;
-  messages: readonly string[];
+  messages: Uint8Array;
   tail: string;
   bytes: number;
   /** Called once the body is on its way: its last bytes handed to the operating system. */
   sent?: () => void;
+  /** Says the body's bytes are no longer read (written, or the request given up); more calls do nothing. */
+  release?: () => void;
 }
 
 /** The body as one text. */
 export function bodyText(body: Body): string {
-  return body.head + body.messages.join(',') + body.tail;
+  return body.head + Buffer.from(body.messages.buffer, body.messages.byteOffset, body.messages.byteLength).toString('utf8') + body.tail;
+}
+
+/**
+ * A conversation's JSON (its messages joined by commas, without the brackets) as UTF-8
+ * bytes, kept from one request to the next. A turn appends messages, and the next request
+ * moves the cache breakpoint from the last user message to the new one; a context edit
+ * swaps an old message's content array (messages are replaced or their content swapped,
+ * never edited in place). So the bytes are kept up to the first message that is not the
+ * object seen there last time, or whose content is not, and only the rest is serialised:
+ * a request costs what it added, and writing it encodes nothing, where each request used
+ * to join and encode the whole conversation's text again.
+ *
+ * The bytes are lent to a request body until it releases them. A change that rewrites
+ * bytes already lent (not an append) while a body is still out goes to a new buffer, so a
+ * body being written never changes under its request.
+ */
+export class ConversationBytes {
+  #buffer: Buffer = Buffer.alloc(0);
+  #length = 0;
+  #messages: object[] = [];
+  #contents: unknown[] = [];
+  /** #ends[i]: where message i's bytes end; the comma before it (every message but the first) is counted with it. */
+  #ends: number[] = [];
+  /** Bodies holding a view of the bytes, not yet released. */
+  #lent = 0;
+
+  /** The bytes of `messages` and a `release` to call once they are written (or will not be). */
+  lend(messages: readonly object[]): { bytes: Uint8Array; release: () => void } {
+    const seen = this.#messages;
+    const contents = this.#contents;
+    const known = Math.min(messages.length, seen.length);
+    let same = 0;
+    while (same < known && messages[same] === seen[same] && contentOf(messages[same]!) === contents[same]) same++;
+    const kept = same > 0 ? this.#ends[same - 1]! : 0;
+    if (same < seen.length && this.#lent > 0) this.#buffer = this.#copied(kept, this.#buffer.length);
+    seen.length = contents.length = this.#ends.length = same;
+    this.#length = kept;
+    for (let index = same; index < messages.length; index++) {
+      const message = messages[index]!;
+      const json = JSON.stringify(message);
+      const comma = index > 0 ? 1 : 0;
+      const needed = this.#length + comma + Buffer.byteLength(json);
+      if (needed > this.#buffer.length) this.#buffer = this.#copied(this.#length, Math.max(needed, 2 * this.#buffer.length, MIN_CAPACITY));
+      if (comma) this.#buffer[this.#length++] = COMMA;
+      this.#length += this.#buffer.write(json, this.#length);
+      seen.push(message);
+      contents.push(contentOf(message));
+      this.#ends.push(this.#length);
+    }
+    this.#lent++;
+    let lent = true;
+    const release = (): void => {
+      if (lent) this.#lent--;
+      lent = false;
+    };
+    return { bytes: this.#buffer.subarray(0, this.#length), release };
+  }
+
+  /** A new buffer of `capacity` bytes that starts with the first `length` bytes kept. */
+  #copied(length: number, capacity: number): Buffer {
+    const fresh = Buffer.allocUnsafe(capacity);
+    this.#buffer.copy(fresh, 0, 0, length);
+    return fresh;
+  }
+}
+
+function contentOf(message: object): unknown {
+  return (message as { content?: unknown }).content;
 }
 
 /**
@@ -56,12 +121,7 @@ export class ConversationWire {
   readonly #marker = new RegExp(`"${this.#token}-(\\d+)"`);
   #next = 0;
   readonly #pending = new Map<string, { messages: readonly object[]; sent?: () => void }>();
-  readonly #json = new WeakMap<object, MessageJson>();
-  /** Each message's JSON and its bytes (with the comma before it, but for the first), kept from one request to the next. */
-  readonly #pieces = new PerMessage<object, string>(
-    (message) => this.#serialised(message).json,
-    (_json, message, index) => this.#serialised(message).bytes + (index > 0 ? 1 : 0),
-  );
+  readonly #bytes = new ConversationBytes();
 
   /**
    * What the SDK should get in place of `messages` until `release`: an empty array whose
@@ -88,19 +148,8 @@ export class ConversationWire {
     const { messages, sent } = marked;
     const prefix = text.slice(0, found.index);
     const suffix = text.slice(found.index + found[0].length);
-    const pieces = this.#pieces.over(messages);
-    // A copy of the list (its strings are shared): the next request may change the kept one while this one is written.
-    return { head: `${prefix}[`, messages: pieces.results.slice(), tail: `]${suffix}`, bytes: Buffer.byteLength(prefix) + Buffer.byteLength(suffix) + 2 + pieces.size, ...(sent ? { sent } : {}) };
-  }
-
-  #serialised(message: object): MessageJson {
-    const content = (message as { content?: unknown }).content;
-    const known = this.#json.get(message);
-    if (known !== undefined && known.content === content) return known;
-    const json = JSON.stringify(message);
-    const fresh = { content, json, bytes: Buffer.byteLength(json) };
-    this.#json.set(message, fresh);
-    return fresh;
+    const { bytes, release } = this.#bytes.lend(messages);
+    return { head: `${prefix}[`, messages: bytes, tail: `]${suffix}`, bytes: Buffer.byteLength(prefix) + Buffer.byteLength(suffix) + 2 + bytes.length, ...(sent ? { sent } : {}), release };
   }
 }
 
@@ -108,13 +157,15 @@ export function createHttpFetch(wire?: ConversationWire, env: NodeJS.ProcessEnv 
   const proxied = PROXY_VARIABLES.some((name) => env[name] || env[name.toLowerCase()]);
   return (input, init) => {
     const text = init?.body;
-    const body = typeof text === 'string' ? (wire?.expand(text) ?? { head: text, messages: [], tail: '', bytes: Buffer.byteLength(text) }) : undefined;
+    const body = typeof text === 'string' ? (wire?.expand(text) ?? { head: text, messages: NO_BYTES, tail: '', bytes: Buffer.byteLength(text) }) : undefined;
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : undefined;
     const protocol = url === undefined ? undefined : new URL(url).protocol;
     if (proxied || url === undefined || (protocol !== 'http:' && protocol !== 'https:') || (text !== undefined && text !== null && body === undefined)) {
       // The built-in fetch tells nothing of its writes: handed over is as good as sent.
+      const whole = body ? bodyText(body) : undefined;
+      body?.release?.();
       body?.sent?.();
-      return fetch(input, body ? { ...init, body: bodyText(body) } : init);
+      return fetch(input, whole !== undefined ? { ...init, body: whole } : init);
     }
     return request(new URL(url), init ?? {}, body);
   };
@@ -146,24 +197,28 @@ function request(url: URL, init: RequestInit, body: Body | undefined): Promise<R
     const req = url.protocol === 'https:' ? https.request(url, options, onResponse) : http.request(url, options, onResponse);
     req.on('error', reject);
     if (body?.sent) req.once('finish', body.sent);
-    writeBody(req, body).catch((error: unknown) => req.destroy(error instanceof Error ? error : new Error(String(error))));
+    if (body?.release) {
+      // Written, or given up (an error, an abort): the kept bytes may change again.
+      req.once('finish', body.release);
+      req.once('close', body.release);
+    }
+    try {
+      writeBody(req, body);
+    } catch (error) {
+      req.destroy(error instanceof Error ? error : new Error(String(error)));
+    }
   });
 }
 
-/** The body in batches, waiting whenever the socket is behind, so no more than a batch or two is held for it. */
-async function writeBody(req: http.ClientRequest, body: Body | undefined): Promise<void> {
+/**
+ * The body in its three pieces, handed to the socket at once: the conversation's bytes
+ * are a view of the kept buffer, which the socket holds until written, not a copy.
+ */
+function writeBody(req: http.ClientRequest, body: Body | undefined): void {
   if (body === undefined) return void req.end();
-  let batch = body.head;
-  for (const [index, json] of body.messages.entries()) {
-    // Each batch is a new join, dropped once written: the kept strings are only read (a
-    // kept join would be flattened by the write, and its copy live as long as the message).
-    batch = index > 0 ? `${batch},${json}` : batch + json;
-    if (batch.length < WRITE_BATCH) continue;
-    if (!req.write(batch)) await new Promise((resolve) => (req.once('drain', resolve), req.once('close', resolve)));
-    batch = '';
-    if (req.destroyed) return;
-  }
-  req.end(batch + body.tail);
+  req.write(body.head);
+  if (body.messages.length > 0) req.write(body.messages);
+  req.end(body.tail);
 }
 
 /** The body as sent, or decompressed when the server compressed it (as the built-in fetch does). */

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bodyText, ConversationWire, createHttpFetch } from '../../src/agent/anthropic-transport.js';
+import { bodyText, ConversationBytes, ConversationWire, createHttpFetch } from '../../src/agent/anthropic-transport.js';
 
 const closers: (() => void)[] = [];
 afterEach(() => closers.splice(0).forEach((close) => close()));
@@ -73,6 +73,83 @@ describe('ConversationWire', () => {
   });
 });
 
+describe('ConversationBytes', () => {
+  const text = (bytes: Uint8Array) => `[${Buffer.from(bytes).toString('utf8')}]`;
+  /** A message that counts how often it is serialised while `counts.on`. */
+  const counted = (role: string, content: unknown, counts: { on: boolean; by: Map<string, number> }, name: string) => ({
+    role,
+    content,
+    toJSON() {
+      if (counts.on) counts.by.set(name, (counts.by.get(name) ?? 0) + 1);
+      return { role, content };
+    },
+  });
+
+  it('serialises each message once as a run goes on, the moved breakpoint included', () => {
+    const counts = { on: true, by: new Map<string, number>() };
+    const kept = new ConversationBytes();
+    const first = counted('user', 'Fix the fee — café, 漢字 🐎', counts, 'task');
+    const conversation: object[] = [first];
+    for (let turn = 0; turn < 4; turn++) {
+      conversation.push(counted('assistant', [{ type: 'tool_use', id: `t${turn}`, name: 'Bash', input: { command: 'true' } }], counts, `call${turn}`));
+      // Each request marks the newest user message: a new object at the end, the one before back to its own.
+      const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${turn}`, content: `ok ${turn}` }] };
+      conversation.push(result);
+      const sent = [...conversation.slice(0, -1), { ...result, content: [{ ...result.content[0]!, cache_control: { type: 'ephemeral' } }] }];
+      const { bytes, release } = kept.lend(sent);
+      counts.on = false;
+      expect(text(bytes)).toBe(JSON.stringify(sent));
+      counts.on = true;
+      release();
+    }
+    expect(counts.by.get('task')).toBe(1);
+    expect([0, 1, 2, 3].map((turn) => counts.by.get(`call${turn}`))).toEqual([1, 1, 1, 1]);
+  });
+
+  it('never changes the bytes of a body still being written, and reuses them once it is', () => {
+    const kept = new ConversationBytes();
+    const conversation: { role: string; content: unknown }[] = [
+      { role: 'user', content: 'task' },
+      { role: 'assistant', content: [{ type: 'text', text: 'a'.repeat(100) }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'long output '.repeat(50) }] },
+    ];
+    const out = kept.lend(conversation);
+    const before = text(out.bytes);
+    // A context edit swaps an old message's content while the first body is still out.
+    conversation[2] = { ...conversation[2]!, content: [{ type: 'tool_result', tool_use_id: 't1', content: '(cleared)' }] };
+    const next = kept.lend(conversation);
+    expect(text(out.bytes)).toBe(before);
+    expect(text(next.bytes)).toBe(JSON.stringify(conversation));
+    expect(next.bytes.buffer).not.toBe(out.bytes.buffer);
+    out.release();
+    next.release();
+    next.release(); // a second call (finish, then close) changes nothing
+    // Nothing out: the next edit rewrites the kept bytes where they are.
+    conversation[1] = { ...conversation[1]!, content: [{ type: 'text', text: 'b' }] };
+    const third = kept.lend(conversation);
+    expect(third.bytes.buffer).toBe(next.bytes.buffer);
+    expect(text(third.bytes)).toBe(JSON.stringify(conversation));
+    third.release();
+    // A shorter conversation (a compaction) and an empty one.
+    expect(text(kept.lend(conversation.slice(0, 1)).bytes)).toBe(JSON.stringify(conversation.slice(0, 1)));
+    expect(text(kept.lend([]).bytes)).toBe('[]');
+  });
+
+  it('grows past its first buffer without losing what it kept', () => {
+    const kept = new ConversationBytes();
+    const conversation: object[] = [];
+    for (let i = 0; i < 40; i++) {
+      conversation.push({ role: i % 2 ? 'user' : 'assistant', content: `${i} ${'é'.repeat(3000)}` });
+      const { bytes, release } = kept.lend(conversation);
+      if (i % 7 === 0) expect(text(bytes)).toBe(JSON.stringify(conversation));
+      release();
+    }
+    const { bytes } = kept.lend(conversation);
+    expect(bytes.length).toBe(Buffer.byteLength(JSON.stringify(conversation)) - 2);
+    expect(text(bytes)).toBe(JSON.stringify(conversation));
+  });
+});
+
 describe('createHttpFetch', () => {
   it('writes the expanded body over node:http, with its content-length, and streams the reply', async () => {
     const server = await serve((_req, res) => {
@@ -92,6 +169,22 @@ describe('createHttpFetch', () => {
     expect(seen!.text).toBe(JSON.stringify({ messages }));
     expect(Number(seen!.headers['content-length'])).toBe(Buffer.byteLength(seen!.text));
     expect(seen!.headers['x-test']).toBe('yes');
+  });
+
+  it('gives the conversation bytes back once the body is written, so the next request reuses them', async () => {
+    const server = await serve((_req, res) => res.end('ok'));
+    const wire = new ConversationWire();
+    const messages: { role: string; content: unknown }[] = conversation();
+    const marked = () => JSON.stringify({ messages: wire.mark(messages).messages });
+    const before = wire.expand(marked())!;
+    before.release!();
+    expect(await (await createHttpFetch(wire, {})(server.url, { method: 'POST', body: marked() })).text()).toBe('ok');
+    expect(server.bodies[0]!.text).toBe(JSON.stringify({ messages }));
+    // An edit in the middle: with the request's body given back, it is made where the bytes are.
+    messages[1] = { ...messages[1]!, content: [{ type: 'text', text: 'edited' }] };
+    const after = wire.expand(marked())!;
+    expect(after.messages.buffer).toBe(before.messages.buffer);
+    expect(bodyText(after)).toBe(JSON.stringify({ messages }));
   });
 
   it('says once when the whole body is on its way, before any reply comes', async () => {
