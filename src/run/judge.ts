@@ -25,6 +25,10 @@ export interface Judgement {
 export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome): Promise<Judgement> {
   const workspace = await pending.ready.catch(() => undefined);
   if (workspace === undefined) return decideStatus(outcome, { ok: true, verdicts: [] }, run.ticket);
+  // The agent and its checks are done, so nothing runs in the sandbox again: its supervisor
+  // ends (and with it anything a command left behind) while git reads the worktree, not
+  // after the result is committed. The workspace's release waits for it all the same.
+  void workspace.sandbox.close();
   const { ticket, runId } = run;
   let patch: string | undefined;
   try {
