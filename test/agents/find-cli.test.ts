@@ -1,11 +1,11 @@
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compareVersions, findAgentCli } from '../../src/agents/find-cli.js';
+import { tempDir } from '../support/repo.js';
 
 function fakeCli(version: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'corral-cli-'));
+  const dir = tempDir('corral-cli-');
   const file = path.join(dir, 'claude');
   writeFileSync(file, `#!/bin/sh\necho "${version}"\n`);
   chmodSync(file, 0o755);

@@ -1,10 +1,9 @@
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { judgeAgentCall, runGuardHook } from '../../src/agents/guard-hook.js';
 import { askGuard, serveGuard } from '../../src/agents/guard-socket.js';
 import { formatHookAnswer, mapAgentCall, parseHookInput, patchPaths, type CorralCall, type HookAnswer } from '../../src/agents/hook-protocol.js';
+import { tempDir } from '../support/repo.js';
 
 describe('an agent call said as corral calls', () => {
   it("maps Claude Code's tools to corral's, keeping only the fields corral's tools know", () => {
@@ -82,7 +81,7 @@ describe('the hook answer and the socket', () => {
   });
 
   it('the running corral decides over the socket; a socket that is gone, or bad input, is a deny', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'corral-hook-'));
+    const dir = tempDir('corral-hook-');
     const socket = path.join(dir, 'guard.sock');
     const server = await serveGuard(socket, async (request) => ({ effect: request.call.toolName === 'Bash' ? 'allow' : 'deny', reason: `judged ${request.call.toolName}` }));
     const env = { CORRAL_GUARD_SOCKET: socket };

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -9,6 +9,7 @@ import { COMPLETION_SHELLS, completionScript, completionTree, type CompletionShe
 import { corralProgram } from '../../src/cli/main.js';
 import { REPORTER_NAMES } from '../../src/report/reporter.js';
 import { PROJECT_ROOT, runCli } from '../support/cli.js';
+import { tempDir } from '../support/repo.js';
 
 // The program main runs, read here by its own fields (commands, options) rather than by
 // the help walk the generator uses: an option main.ts gains and a script does not offer
@@ -123,7 +124,7 @@ for (const shell of COMPLETION_SHELLS) {
     let repo: string;
 
     beforeAll(() => {
-      const dir = mkdtempSync(path.join(os.tmpdir(), `corral-completion-${shell}-`));
+      const dir = tempDir(`corral-completion-${shell}-`);
       script = path.join(dir, `corral.${shell}`);
       writeFileSync(script, completionScript(program, shell));
       repo = path.join(dir, 'repo');

@@ -1,10 +1,9 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, runReport } from '../support/cli.js';
 import { startMessagesServer, type MessagesServer } from '../support/messages-server.js';
-import { commitFiles, extraWorktrees, makeDemoRepo } from '../support/repo.js';
+import { commitFiles, extraWorktrees, makeDemoRepo, tempDir } from '../support/repo.js';
 
 const FAKE_KEY = 'sk-ant-test-0123456789abcdefghijklmnop';
 
@@ -115,7 +114,7 @@ describe('the real SDK path, against a local Messages API server', () => {
     const repo = makeDemoRepo();
     addTicket(repo, 'plain.yaml', 'task: t\nallow: ["**"]\nallow_empty: true\nmodel: claude-sonnet-4-6\n');
     // Node lists every internal module it has loaded; corral's process writes its list as it exits.
-    const probeDir = mkdtempSync(path.join(os.tmpdir(), 'corral-modules-'));
+    const probeDir = tempDir('corral-modules-');
     const probe = path.join(probeDir, 'probe.cjs');
     writeFileSync(
       probe,
