@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ownedTempPrefix } from '../proc/owner.js';
+import { scratchTempPrefix } from '../proc/owner.js';
 import { runProgram, type ProgramResult } from '../proc/run-program.js';
 
 // Node's `child_process.spawn` forks corral and waits for the child's exec before it
@@ -49,7 +49,7 @@ class ShellLauncher {
     let dir: string | undefined;
     try {
       // Named after this process, so a later run removes it if this one is killed.
-      dir = mkdtempSync(path.join(tmpdir(), ownedTempPrefix('git')));
+      dir = mkdtempSync(path.join(tmpdir(), scratchTempPrefix('git')));
       const made = dir;
       process.once('exit', () => rmSync(made, { recursive: true, force: true }));
       const shell = spawn('/bin/sh', [], { cwd: '/', env: {}, stdio: ['pipe', 'pipe', 'ignore'], detached: true });

@@ -62,7 +62,22 @@ export function ownedTempPrefix(kind: string): string {
   return `corral-${kind}+${process.pid}-`;
 }
 
+/** Scratch dirs corral's own code makes: the git launcher's files, snapshot indexes, sandbox probes. */
+export type ScratchKind = 'git' | 'index' | 'probe';
+
+/**
+ * The prefix of a scratch dir of `kind` owned by this process: `corral-@<kind>+<pid>-`.
+ * The `@`, which no ticket label holds, keeps it apart from the worktree folder of a
+ * ticket named like the kind (`corral-index+<pid>-`): a dead owner's scratch dir is
+ * removed, a dead run's worktree is salvaged first.
+ */
+export function scratchTempPrefix(kind: ScratchKind): string {
+  return ownedTempPrefix(`@${kind}`);
+}
+
 const OWNED_TEMP = /^corral-(.+)\+(\d+)-[A-Za-z0-9]{6}(\.tmp)?$/;
+/** Scratch kinds as corral named them before the `@`: removed only when not a worktree. */
+const UNMARKED_SCRATCH = /^(index|probe)$/;
 
 /** A temp entry corral made, as its name tells: its kind and owner pid. */
 export interface OwnedTemp {
@@ -92,8 +107,10 @@ export function deadOwnersTemps(dir: string): OwnedTemp[] {
     // A run's temp dir beside a worktree that is still there goes with that worktree (salvaged first).
     if (runTemp && existsSync(full.slice(0, -'.tmp'.length))) continue;
     // A worktree folder itself is never removed here: it is salvaged and removed through git.
-    if (!runTemp && !/^(index|probe)$/.test(match[1]!)) continue;
-    found.push({ path: full, kind: match[1]!, pid, runTemp });
+    const kind = match[1]!;
+    const scratch = kind.startsWith('@') || (UNMARKED_SCRATCH.test(kind) && !existsSync(path.join(full, '.git')));
+    if (!runTemp && !scratch) continue;
+    found.push({ path: full, kind: kind.replace(/^@/, ''), pid, runTemp });
   }
   return found;
 }

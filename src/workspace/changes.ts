@@ -6,7 +6,7 @@ import path from 'node:path';
 import { git, gitBytes, gitPaths } from '../git/git.js';
 import type { Worktree } from './worktree.js';
 import { trackLeftover } from '../proc/leftovers.js';
-import { ownedTempPrefix } from '../proc/owner.js';
+import { scratchTempPrefix } from '../proc/owner.js';
 
 
 /** One path that differs between the base commit and the worktree as it is now. */
@@ -27,7 +27,7 @@ export interface Snapshot {
 
 export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
   // Named after this process, so the next run or `corral clean` removes it if a kill leaves it.
-  const tempDir = await mkdtemp(path.join(tmpdir(), ownedTempPrefix('index')));
+  const tempDir = await mkdtemp(path.join(tmpdir(), scratchTempPrefix('index')));
   // Like the worktree: gone even when a second Ctrl-C ends the process mid-snapshot.
   const forget = trackLeftover(() => rmSync(tempDir, { recursive: true, force: true }));
   const dispose = () => rm(tempDir, { recursive: true, force: true }).finally(forget);

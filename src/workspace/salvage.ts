@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, un
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gitSync } from '../git/git.js';
-import { ownedTempPrefix, pidAlive } from '../proc/owner.js';
+import { pidAlive, scratchTempPrefix } from '../proc/owner.js';
 import type { SecretValue } from '../text/redact.js';
 import { writePatchSync } from './patch-file.js';
 
@@ -57,7 +57,7 @@ export function salvageWorktreeSync(repo: string, dir: string, baseCommit: strin
   removeDeadWritersPartials(patchFile);
   if (isFile(patchFile)) return { patch: patchFile };
   const commonDir = gitSync(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']).trim();
-  const scratch = mkdtempSync(path.join(tmpdir(), ownedTempPrefix('index')));
+  const scratch = mkdtempSync(path.join(tmpdir(), scratchTempPrefix('index')));
   try {
     const env = { GIT_INDEX_FILE: path.join(scratch, 'index'), GIT_DIR: commonDir };
     gitSync(dir, ['read-tree', baseCommit], { env });

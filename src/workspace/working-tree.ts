@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { git, gitPaths } from '../git/git.js';
 import { trackLeftover } from '../proc/leftovers.js';
+import { scratchTempPrefix } from '../proc/owner.js';
 
 /** What the host checkout holds that its HEAD does not, as `git status` counts it. */
 export interface UncommittedCounts {
@@ -45,7 +46,7 @@ export function describeUncommitted(counts: UncommittedCounts): string {
  * so the host's index, refs and files stay exactly as they were; only objects are added.
  */
 export async function commitWorkingTree(repo: string, head: string): Promise<string> {
-  const tempDir = await mkdtemp(path.join(tmpdir(), 'corral-index-'));
+  const tempDir = await mkdtemp(path.join(tmpdir(), scratchTempPrefix('index')));
   const forget = trackLeftover(() => rmSync(tempDir, { recursive: true, force: true }));
   try {
     const paths = await gitPaths(repo);

@@ -183,9 +183,14 @@ describe("temp dirs and locks of dead corral processes", () => {
       const repo = repoWithFiles({ 'ticket.yaml': 'task: t\nallow: ["**"]\nallow_empty: true\nmodel: replay:replay.yaml\nsandbox: auto\n', 'replay.yaml': 'turns:\n  - text: Done.\n' }, 'corral-temps-');
       const tmp = tempDir('corral-tmpdir-');
       const dead = deadPid();
-      const deadOnes = [`corral-index+${dead}-aB3dE6`, `corral-probe+${dead}-Zz9yY8`, `corral-fix-42+${dead}-Qq1wW2.tmp`].map((name) => path.join(tmp, name));
-      const liveOnes = [`corral-index+${process.pid}-aB3dE6`, `corral-fix-42+${process.pid}-Qq1wW2.tmp`].map((name) => path.join(tmp, name));
+      // The git launcher's files, snapshot indexes, sandbox probes; the same as an older corral named them; a run's temp dir.
+      const deadOnes = [`corral-@git+${dead}-gT7hJ2`, `corral-@index+${dead}-aB3dE6`, `corral-@probe+${dead}-Zz9yY8`, `corral-index+${dead}-cD4eF5`, `corral-probe+${dead}-Xx8wW7`, `corral-fix-42+${dead}-Qq1wW2.tmp`].map((name) => path.join(tmp, name));
+      const liveOnes = [`corral-@git+${process.pid}-gT7hJ2`, `corral-@index+${process.pid}-aB3dE6`, `corral-fix-42+${process.pid}-Qq1wW2.tmp`].map((name) => path.join(tmp, name));
       for (const dir of [...deadOnes, ...liveOnes]) mkdirSync(dir);
+      // A dead run's worktree of a ticket named "index": salvaged through git, never removed as a temp dir.
+      const worktreeNamedIndex = path.join(tmp, `corral-index+${dead}-eF6gH7`);
+      mkdirSync(worktreeNamedIndex);
+      writeFileSync(path.join(worktreeNamedIndex, '.git'), 'gitdir: /elsewhere/.git/worktrees/index\n');
       // The repository's worktree lock, as a second Ctrl-C used to leave it.
       const lock = path.join(repo, '.git/corral-worktrees.lock');
       writeFileSync(lock, `${dead} ${hostname()}\n`);
@@ -193,6 +198,7 @@ describe("temp dirs and locks of dead corral processes", () => {
       expect(run.exitCode, `${how}: ${run.stderr}`).toBe(0);
       for (const dir of deadOnes) expect(existsSync(dir), `${how}: ${dir}`).toBe(false);
       for (const dir of liveOnes) expect(existsSync(dir), `${how}: ${dir}`).toBe(true);
+      expect(existsSync(worktreeNamedIndex), how).toBe(true);
       expect(existsSync(lock), how).toBe(false);
       if (how === 'clean') for (const dir of deadOnes) expect(run.stdout).toContain(`removed ${dir}`);
     }

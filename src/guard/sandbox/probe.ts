@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findExecutable } from '../../proc/find-executable.js';
-import { ownedTempPrefix } from '../../proc/owner.js';
+import { scratchTempPrefix } from '../../proc/owner.js';
 import { runProgram } from '../../proc/run-program.js';
 import { bwrapArgv } from './bwrap-argv.js';
 
@@ -43,7 +43,7 @@ async function runProbe(bwrap: string): Promise<BubblewrapProbe> {
   const disableUserns = helpText.includes('--disable-userns');
   const asPid1 = helpText.includes('--as-pid-1');
   // Named after this process, so the next run or `corral clean` removes it if a kill leaves it.
-  const scratch = realpathSync(mkdtempSync(path.join(tmpdir(), ownedTempPrefix('probe'))));
+  const scratch = realpathSync(mkdtempSync(path.join(tmpdir(), scratchTempPrefix('probe'))));
   try {
     const worktree = path.join(scratch, 'worktree');
     const tmpDir = path.join(scratch, 'tmp');
