@@ -77,7 +77,7 @@ export function scratchTempPrefix(kind: ScratchKind): string {
 
 const OWNED_TEMP = /^corral-(.+)\+(\d+)-[A-Za-z0-9]{6}(\.tmp)?$/;
 /** Scratch kinds as corral named them before the `@`: removed only when not a worktree. */
-const UNMARKED_SCRATCH = /^(index|probe)$/;
+const UNMARKED_SCRATCH = /^(git|index|probe)$/;
 
 /** A temp entry corral made, as its name tells: its kind and owner pid. */
 export interface OwnedTemp {

@@ -184,7 +184,7 @@ describe("temp dirs and locks of dead corral processes", () => {
       const tmp = tempDir('corral-tmpdir-');
       const dead = deadPid();
       // The git launcher's files, snapshot indexes, sandbox probes; the same as an older corral named them; a run's temp dir.
-      const deadOnes = [`corral-@git+${dead}-gT7hJ2`, `corral-@index+${dead}-aB3dE6`, `corral-@probe+${dead}-Zz9yY8`, `corral-index+${dead}-cD4eF5`, `corral-probe+${dead}-Xx8wW7`, `corral-fix-42+${dead}-Qq1wW2.tmp`].map((name) => path.join(tmp, name));
+      const deadOnes = [`corral-@git+${dead}-gT7hJ2`, `corral-@index+${dead}-aB3dE6`, `corral-@probe+${dead}-Zz9yY8`, `corral-git+${dead}-hU8iK3`, `corral-index+${dead}-cD4eF5`, `corral-probe+${dead}-Xx8wW7`, `corral-fix-42+${dead}-Qq1wW2.tmp`].map((name) => path.join(tmp, name));
       const liveOnes = [`corral-@git+${process.pid}-gT7hJ2`, `corral-@index+${process.pid}-aB3dE6`, `corral-fix-42+${process.pid}-Qq1wW2.tmp`].map((name) => path.join(tmp, name));
       for (const dir of [...deadOnes, ...liveOnes]) mkdirSync(dir);
       // A dead run's worktree of a ticket named "index": salvaged through git, never removed as a temp dir.
