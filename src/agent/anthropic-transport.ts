@@ -172,6 +172,16 @@ export function createHttpFetch(wire?: ConversationWire, env: NodeJS.ProcessEnv 
 }
 
 function request(url: URL, init: RequestInit, body: Body | undefined): Promise<Response> {
+  try {
+    return send(url, init, body);
+  } catch (error) {
+    // Refused before a request existed (a header Node will not send): its body's bytes are free again.
+    body?.release?.();
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function send(url: URL, init: RequestInit, body: Body | undefined): Promise<Response> {
   const headers: Record<string, string> = {};
   new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).forEach((value, name) => (headers[name] = value));
   if (body !== undefined) headers['content-length'] = String(body.bytes);
@@ -194,12 +204,19 @@ function request(url: URL, init: RequestInit, body: Body | undefined): Promise<R
         reject(error);
       }
     };
-    const req = url.protocol === 'https:' ? https.request(url, options, onResponse) : http.request(url, options, onResponse);
+    let req: http.ClientRequest;
+    try {
+      req = url.protocol === 'https:' ? https.request(url, options, onResponse) : http.request(url, options, onResponse);
+    } catch (error) {
+      body?.release?.();
+      return reject(error instanceof Error ? error : new Error(String(error)));
+    }
     req.on('error', reject);
     if (body?.sent) req.once('finish', body.sent);
     if (body?.release) {
       // Written, or given up (an error, an abort): the kept bytes may change again.
       req.once('finish', body.release);
+      req.once('error', body.release);
       req.once('close', body.release);
     }
     try {

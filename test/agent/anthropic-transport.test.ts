@@ -187,6 +187,58 @@ describe('createHttpFetch', () => {
     expect(bodyText(after)).toBe(JSON.stringify({ messages }));
   });
 
+  it('keeps the bytes of a body the socket has not taken yet, whatever the next request changes', async () => {
+    let readBody!: () => void;
+    const reading = new Promise<void>((resolve) => (readBody = resolve));
+    let arrived!: () => void;
+    const headersIn = new Promise<void>((resolve) => (arrived = resolve));
+    const bodies: string[] = [];
+    const server = createServer((req, res) => {
+      arrived();
+      // The body stays in the pipe until the test says: the client cannot finish writing it.
+      void reading.then(() => {
+        const parts: Buffer[] = [];
+        req.on('data', (part: Buffer) => parts.push(part));
+        req.on('end', () => (bodies.push(Buffer.concat(parts).toString('utf8')), res.end('ok')));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => server.close());
+    const wire = new ConversationWire();
+    const messages: { role: string; content: unknown }[] = [
+      { role: 'user', content: 'task' },
+      { role: 'assistant', content: [{ type: 'text', text: 'y'.repeat(16 * 1024 * 1024) }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'the original result' }] },
+    ];
+    const sent = JSON.stringify({ messages });
+    const marked = () => JSON.stringify({ messages: wire.mark(messages).messages });
+    const response = createHttpFetch(wire, {})(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/messages`, { method: 'POST', body: marked() });
+    await headersIn;
+    // The next request edits the last message, whose bytes are still waiting to be written.
+    messages[2] = { ...messages[2]!, content: [{ type: 'tool_result', tool_use_id: 't1', content: 'AN EDITED RESULT!!!' }] };
+    expect(bodyText(wire.expand(marked())!)).toBe(JSON.stringify({ messages }));
+    readBody();
+    expect(await (await response).text()).toBe('ok');
+    expect(bodies[0] === sent).toBe(true);
+  });
+
+  it('gives the bytes back when the request is refused before it exists, or cannot connect', async () => {
+    const server = await serve((_req, res) => res.end('ok'));
+    const wire = new ConversationWire();
+    const messages: { role: string; content: unknown }[] = conversation();
+    const marked = () => JSON.stringify({ messages: wire.mark(messages).messages });
+    const before = wire.expand(marked())!;
+    before.release!();
+    const fetchOver = createHttpFetch(wire, {});
+    // A header value no request may carry, then a port nothing listens on.
+    await expect(fetchOver(server.url, { method: 'POST', headers: { 'x-test': 'a\u0000b' }, body: marked() })).rejects.toThrow();
+    await expect(fetchOver('http://127.0.0.1:9/v1/messages', { method: 'POST', body: marked() })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    messages[1] = { ...messages[1]!, content: [{ type: 'text', text: 'edited' }] };
+    const after = wire.expand(marked())!;
+    expect(after.messages.buffer).toBe(before.messages.buffer);
+    expect(bodyText(after)).toBe(JSON.stringify({ messages }));
+  });
+
   it('says once when the whole body is on its way, before any reply comes', async () => {
     let answer!: () => void;
     const answered = new Promise<void>((resolve) => (answer = resolve));
