@@ -19,7 +19,11 @@ import { runProgram, type ProgramResult } from '../proc/run-program.js';
 interface Pending {
   resolve(result: ProgramResult): void;
   files: { out: string; err: string; input?: string };
+  /** The same call, spawned directly: for a call sh could not start. */
+  direct(): Promise<ProgramResult>;
 }
+
+type LaunchOptions = { cwd: string; env: Record<string, string>; input?: string };
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -62,14 +66,29 @@ class ShellLauncher {
   }
 
   get usable(): boolean {
-    return !this.gone;
+    return !this.gone && !this.folderLost;
   }
 
-  async run(file: string, args: string[], options: { cwd: string; env: Record<string, string>; input?: string }): Promise<ProgramResult> {
+  /**
+   * The folder of the calls' files is gone: a temp cleaner, or a corral in another pid
+   * namespace sharing the temp dir took this process for a dead one. sh stays for the
+   * calls it runs; every later one is spawned directly.
+   */
+  private folderLost = false;
+
+  async run(file: string, args: string[], options: LaunchOptions): Promise<ProgramResult> {
+    const direct = () => spawnGit(file, args, options);
     const id = this.next++;
     const base = path.join(this.dir, String(id));
     const files = { out: `${base}.out`, err: `${base}.err`, ...(options.input === undefined ? {} : { input: `${base}.in` }) };
-    if (files.input !== undefined) await writeFile(files.input, options.input ?? '', { mode: 0o600 });
+    if (files.input !== undefined) {
+      try {
+        await writeFile(files.input, options.input ?? '', { mode: 0o600 });
+      } catch {
+        this.folderLost = true;
+        return direct();
+      }
+    }
     const exports = Object.entries(options.env).map(([name, value]) => `export ${name}=${quote(value)}`);
     // sh runs in `/`: a relative folder is corral's, as it would be for spawn.
     const command = ['cd', quote(path.resolve(options.cwd)), ...exports.flatMap((line) => ['&&', line]), '&&', 'exec', quote(file), ...args.map(quote)].join(' ');
@@ -77,7 +96,7 @@ class ShellLauncher {
     // (it has no SIGCHLD handler), so without it every git of a long batch stayed a zombie
     // of this sh, each holding a pid and a slot of the user's process limit.
     const line = `jobs >/dev/null 2>&1; { ( ${command} ) <${files.input === undefined ? '/dev/null' : quote(files.input)} >${quote(files.out)} 2>${quote(files.err)}; echo "${id} $?"; } &\n`;
-    const done = new Promise<ProgramResult>((resolve) => this.pending.set(id, { resolve, files }));
+    const done = new Promise<ProgramResult>((resolve) => this.pending.set(id, { resolve, files, direct }));
     this.busy();
     this.shell.stdin!.write(line);
     return done;
@@ -97,8 +116,16 @@ class ShellLauncher {
   }
 
   private async collect(call: Pending, status: number): Promise<void> {
-    const [stdout, stderr] = await Promise.all([readFile(call.files.out).catch(() => Buffer.alloc(0)), readFile(call.files.err).catch(() => Buffer.alloc(0))]);
+    const [out, err] = await Promise.all([readFile(call.files.out).catch(() => null), readFile(call.files.err).catch(() => null)]);
     await Promise.all(Object.values(call.files).map((file) => rm(file, { force: true })));
+    // sh makes both files before it runs the command, and says 2 when it cannot: with
+    // neither there, git never ran, and runs now, directly.
+    if (out === null && err === null && status === 2) {
+      this.folderLost = true;
+      call.resolve(await call.direct());
+      return;
+    }
+    const [stdout, stderr] = [out ?? Buffer.alloc(0), err ?? Buffer.alloc(0)];
     // A program sh cannot find or a folder it cannot enter is said on stderr (exit 127 or 2), as spawn's ENOENT would be.
     call.resolve({ exitCode: Number.isInteger(status) ? status : null, signal: null, stdout, stderr, timedOut: false });
   }
@@ -134,10 +161,13 @@ let launcher: ShellLauncher | null | undefined;
  * Runs `file` (git) with exactly `env`, in its own session, to its end: through the shared
  * sh when there is one, else spawned directly. Never throws.
  */
-export function launchGit(file: string, args: string[], options: { cwd: string; env: Record<string, string>; input?: string }): Promise<ProgramResult> {
+export function launchGit(file: string, args: string[], options: LaunchOptions): Promise<ProgramResult> {
   if (launcher === undefined) launcher = ShellLauncher.start();
-  if (launcher === null || !launcher.usable || !Object.keys(options.env).every((name) => NAME.test(name))) {
-    return runProgram(file, args, { cwd: options.cwd, env: options.env, detached: true, ...(options.input === undefined ? {} : { input: options.input }) });
-  }
+  if (launcher === null || !launcher.usable || !Object.keys(options.env).every((name) => NAME.test(name))) return spawnGit(file, args, options);
   return launcher.run(file, args, options);
+}
+
+/** git spawned from this process, in its own session. */
+function spawnGit(file: string, args: string[], options: LaunchOptions): Promise<ProgramResult> {
+  return runProgram(file, args, { cwd: options.cwd, env: options.env, detached: true, ...(options.input === undefined ? {} : { input: options.input }) });
 }

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, gitBytes } from '../../src/git/git.js';
@@ -54,5 +56,20 @@ describe('git through the shared launcher', () => {
     expect(launcher).toBeDefined();
     // The last call's own subshell may not be reaped yet; the 39 before it must be.
     expect(childrenOf(launcher!.pid).filter((child) => child.state === 'Z').length).toBeLessThanOrEqual(2);
+  });
+
+  // Last: from here on this process spawns git directly.
+  it('runs git directly once its folder is gone (a temp cleaner, a corral of another pid namespace)', async () => {
+    const repo = makeRepo();
+    await git(repo, ['rev-parse', 'HEAD']);
+    const folders = readdirSync(tmpdir()).filter((name) => name.startsWith(`corral-@git+${process.pid}-`));
+    expect(folders).toHaveLength(1);
+    rmSync(path.join(tmpdir(), folders[0]!), { recursive: true, force: true });
+    const head = runGit(repo, ['rev-parse', 'HEAD']).trim();
+    // One call with input (its file cannot be written), calls at once without (sh cannot open their output).
+    const [hashed, ...heads] = await Promise.all([git(repo, ['hash-object', '--stdin'], { input: ODD }), ...Array.from({ length: 4 }, () => git(repo, ['rev-parse', 'HEAD']))]);
+    expect(hashed!.stdout.trim()).toBe(execFileSync('git', ['hash-object', '--stdin'], { cwd: repo, input: ODD, encoding: 'utf8' }).trim());
+    expect(heads.map((r) => r.stdout.trim())).toEqual([head, head, head, head]);
+    expect((await git(repo, ['rev-parse', 'HEAD'])).stdout.trim()).toBe(head);
   });
 });
