@@ -171,20 +171,29 @@ describe('createHttpFetch', () => {
     expect(seen!.headers['x-test']).toBe('yes');
   });
 
-  it('gives the conversation bytes back once the body is written, so the next request reuses them', async () => {
-    const server = await serve((_req, res) => res.end('ok'));
+  /**
+   * Sends requests of a conversation (`send`, given the body to send), then edits its middle
+   * message: with every request's bytes given back, the edit is made where the bytes are.
+   */
+  async function expectBytesGivenBack(send: (fetchOver: typeof fetch, body: () => string) => Promise<void>): Promise<void> {
     const wire = new ConversationWire();
     const messages: { role: string; content: unknown }[] = conversation();
     const marked = () => JSON.stringify({ messages: wire.mark(messages).messages });
     const before = wire.expand(marked())!;
     before.release!();
-    expect(await (await createHttpFetch(wire, {})(server.url, { method: 'POST', body: marked() })).text()).toBe('ok');
-    expect(server.bodies[0]!.text).toBe(JSON.stringify({ messages }));
-    // An edit in the middle: with the request's body given back, it is made where the bytes are.
+    await send(createHttpFetch(wire, {}), marked);
     messages[1] = { ...messages[1]!, content: [{ type: 'text', text: 'edited' }] };
     const after = wire.expand(marked())!;
     expect(after.messages.buffer).toBe(before.messages.buffer);
     expect(bodyText(after)).toBe(JSON.stringify({ messages }));
+  }
+
+  it('gives the conversation bytes back once the body is written, so the next request reuses them', async () => {
+    const server = await serve((_req, res) => res.end('ok'));
+    await expectBytesGivenBack(async (fetchOver, body) => {
+      expect(await (await fetchOver(server.url, { method: 'POST', body: body() })).text()).toBe('ok');
+      expect(server.bodies[0]!.text).toBe(JSON.stringify({ messages: conversation() }));
+    });
   });
 
   it('keeps the bytes of a body the socket has not taken yet, whatever the next request changes', async () => {
@@ -224,19 +233,11 @@ describe('createHttpFetch', () => {
 
   it('gives the bytes back when the request is refused before it exists, or cannot connect', async () => {
     const server = await serve((_req, res) => res.end('ok'));
-    const wire = new ConversationWire();
-    const messages: { role: string; content: unknown }[] = conversation();
-    const marked = () => JSON.stringify({ messages: wire.mark(messages).messages });
-    const before = wire.expand(marked())!;
-    before.release!();
-    const fetchOver = createHttpFetch(wire, {});
-    // A header value no request may carry, then a port nothing listens on.
-    await expect(fetchOver(server.url, { method: 'POST', headers: { 'x-test': 'a\u0000b' }, body: marked() })).rejects.toThrow();
-    await expect(fetchOver('http://127.0.0.1:9/v1/messages', { method: 'POST', body: marked() })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
-    messages[1] = { ...messages[1]!, content: [{ type: 'text', text: 'edited' }] };
-    const after = wire.expand(marked())!;
-    expect(after.messages.buffer).toBe(before.messages.buffer);
-    expect(bodyText(after)).toBe(JSON.stringify({ messages }));
+    await expectBytesGivenBack(async (fetchOver, body) => {
+      // A header value no request may carry, then a port nothing listens on.
+      await expect(fetchOver(server.url, { method: 'POST', headers: { 'x-test': 'a\u0000b' }, body: body() })).rejects.toThrow();
+      await expect(fetchOver('http://127.0.0.1:9/v1/messages', { method: 'POST', body: body() })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    });
   });
 
   it('says once when the whole body is on its way, before any reply comes', async () => {
