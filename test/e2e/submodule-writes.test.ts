@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, runReport } from '../support/cli.js';
-import { gitIn, repoWithFiles } from '../support/repo.js';
+import { extraWorktrees, gitIn, repoWithFiles } from '../support/repo.js';
 
 // A worktree never checks a submodule out: its path is an empty folder, and git sees no
 // change below it. What the agent writes there is in no patch and no commit, so it is
@@ -27,8 +27,15 @@ function repoWithSubmodule(allow: string): string {
   gitIn(repo, ['commit', '-qm', 'add the lib submodule']);
   // An uninitialised submodule: its path is an empty folder, as in every worktree.
   mkdirSync(path.join(repo, 'lib'));
+  repos.push(repo);
   return repo;
 }
+
+// The runs keep their worktrees, in the temp dir outside the test's repository: removed after each test.
+const repos: string[] = [];
+afterEach(() => {
+  for (const repo of repos.splice(0)) for (const dir of extraWorktrees(repo)) rmSync(dir, { recursive: true, force: true });
+});
 
 describe('writes inside a submodule path', () => {
   it('are changes outside the fence that the patch cannot carry, and the worktree stays', async () => {
