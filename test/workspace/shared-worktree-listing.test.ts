@@ -15,7 +15,8 @@ describe('the worktree listing a batch shares', () => {
     const repo = repoWithFiles({ 'a.txt': 'a\n' }, 'corral-shared-list-');
     const base = gitIn(repo, ['rev-parse', 'HEAD']).trim();
     const first = await createWorktree(repo, base, 'first');
-    expect(first.salvaged ?? []).toEqual([]);
+    // Only worktrees: temp dirs of other dead processes (test workers ended by a signal) may be swept too.
+    expect((first.salvaged ?? []).filter((item) => item.kind === 'worktree')).toEqual([]);
     const killed = linkedWorktree(repo, 'killed', ['--detach', '--lock', '--reason', lockReason(deadPid())]);
     const second = await createWorktree(repo, base, 'second');
     expect((second.salvaged ?? []).filter((item) => item.kind === 'worktree').map((item) => item.path)).toEqual([killed]);
@@ -44,7 +45,8 @@ describe('the worktree listing a batch shares', () => {
     const pid = other.pid!;
     const owned = linkedWorktree(repo, 'owned', ['--detach', '--lock', '--reason', lockReason(pid)]);
     const first = await createWorktree(repo, base, 'first');
-    expect(first.salvaged ?? []).toEqual([]);
+    // Only worktrees: temp dirs of other dead processes (test workers ended by a signal) may be swept too.
+    expect((first.salvaged ?? []).filter((item) => item.kind === 'worktree')).toEqual([]);
     other.kill('SIGKILL');
     await once(other, 'exit');
     const second = await createWorktree(repo, base, 'second');
