@@ -14,6 +14,7 @@ import https from 'node:https';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { Headers, HttpResponse } from './fetch-classes.js';
+import { SeenMessages } from './per-message.js';
 
 const NO_BYTES = new Uint8Array(0);
 
@@ -46,13 +47,11 @@ export function bodyText(body: Body): string {
 
 /**
  * A conversation's JSON (its messages joined by commas, without the brackets) as UTF-8
- * bytes, kept from one request to the next. A turn appends messages, and the next request
- * moves the cache breakpoint from the last user message to the new one; a context edit
- * swaps an old message's content array (messages are replaced or their content swapped,
- * never edited in place). So the bytes are kept up to the first message that is not the
- * object seen there last time, or whose content is not, and only the rest is serialised:
- * a request costs what it added, and writing it encodes nothing, where each request used
- * to join and encode the whole conversation's text again.
+ * bytes, kept from one request to the next up to the first message that changed
+ * (SeenMessages: a turn appends, the next request moves the cache breakpoint, a context
+ * edit swaps an old message's content). Only the rest is serialised: a request costs what
+ * it added, and writing it encodes nothing, where each request used to join and encode
+ * the whole conversation's text again.
  *
  * The bytes are lent to a request body until it releases them. A change that rewrites
  * bytes already lent (not an append) while a body is still out goes to a new buffer, so a
@@ -61,8 +60,7 @@ export function bodyText(body: Body): string {
 export class ConversationBytes {
   #buffer: Buffer = Buffer.alloc(0);
   #length = 0;
-  #messages: object[] = [];
-  #contents: unknown[] = [];
+  readonly #seen = new SeenMessages<object>();
   /** #ends[i]: where message i's bytes end; the comma before it (every message but the first) is counted with it. */
   #ends: number[] = [];
   /** Bodies holding a view of the bytes, not yet released. */
@@ -70,25 +68,18 @@ export class ConversationBytes {
 
   /** The bytes of `messages` and a `release` to call once they are written (or will not be). */
   lend(messages: readonly object[]): { bytes: Uint8Array; release: () => void } {
-    const seen = this.#messages;
-    const contents = this.#contents;
-    const known = Math.min(messages.length, seen.length);
-    let same = 0;
-    while (same < known && messages[same] === seen[same] && contentOf(messages[same]!) === contents[same]) same++;
+    const same = this.#seen.update(messages);
     const kept = same > 0 ? this.#ends[same - 1]! : 0;
-    if (same < seen.length && this.#lent > 0) this.#buffer = this.#copied(kept, this.#buffer.length);
-    seen.length = contents.length = this.#ends.length = same;
+    if (same < this.#ends.length && this.#lent > 0) this.#buffer = this.#copied(kept, this.#buffer.length);
+    this.#ends.length = same;
     this.#length = kept;
     for (let index = same; index < messages.length; index++) {
-      const message = messages[index]!;
-      const json = JSON.stringify(message);
+      const json = JSON.stringify(messages[index]);
       const comma = index > 0 ? 1 : 0;
       const needed = this.#length + comma + Buffer.byteLength(json);
       if (needed > this.#buffer.length) this.#buffer = this.#copied(this.#length, Math.max(needed, 2 * this.#buffer.length, MIN_CAPACITY));
       if (comma) this.#buffer[this.#length++] = COMMA;
       this.#length += this.#buffer.write(json, this.#length);
-      seen.push(message);
-      contents.push(contentOf(message));
       this.#ends.push(this.#length);
     }
     this.#lent++;
@@ -106,10 +97,6 @@ export class ConversationBytes {
     this.#buffer.copy(fresh, 0, 0, length);
     return fresh;
   }
-}
-
-function contentOf(message: object): unknown {
-  return (message as { content?: unknown }).content;
 }
 
 /**

@@ -10,8 +10,7 @@
 export class PerMessage<M extends object, R> {
   readonly #derive: (message: M, index: number) => R;
   readonly #size: (result: R, message: M, index: number) => number;
-  #messages: M[] = [];
-  #contents: unknown[] = [];
+  readonly #seen = new SeenMessages<M>();
   #results: R[] = [];
   /** #sizes[i]: the size of results 0..i together. */
   #sizes: number[] = [];
@@ -24,23 +23,42 @@ export class PerMessage<M extends object, R> {
 
   /** The results for `messages`, in order (the array is this object's: copy it to change it), and their total size. */
   over(messages: readonly M[]): { results: readonly R[]; size: number } {
+    const same = this.#seen.update(messages);
+    this.#results.length = this.#sizes.length = same;
+    for (let index = same; index < messages.length; index++) {
+      const message = messages[index]!;
+      const result = this.#derive(message, index);
+      this.#results.push(result);
+      this.#sizes.push((index > 0 ? this.#sizes[index - 1]! : 0) + this.#size(result, message, index));
+    }
+    return { results: this.#results, size: this.#sizes.at(-1) ?? 0 };
+  }
+}
+
+/**
+ * How many leading messages of a conversation are the very ones seen at the last call:
+ * the same object at the same place, with the same content array. The rule PerMessage
+ * keeps its results by, for a keeper of its own (the transport's kept bytes).
+ */
+export class SeenMessages<M extends object> {
+  #messages: M[] = [];
+  #contents: unknown[] = [];
+
+  /** The count of messages unchanged since the last call; `messages` is what is seen from now on. */
+  update(messages: readonly M[]): number {
     // Locals, not fields, in the loop: it runs over the whole conversation every request,
     // on V8's baseline tiers only (bin/corral.cjs), where each field read costs.
     const seen = this.#messages;
     const contents = this.#contents;
     const known = Math.min(messages.length, seen.length);
     let same = 0;
-    while (same < known && messages[same] === seen[same] && (messages[same] as { content?: unknown }).content === contents[same]) same++;
-    seen.length = contents.length = this.#results.length = this.#sizes.length = same;
+    while (same < known && messages[same] === seen[same] && contentOf(messages[same]!) === contents[same]) same++;
+    seen.length = contents.length = same;
     for (let index = same; index < messages.length; index++) {
-      const message = messages[index]!;
-      const result = this.#derive(message, index);
-      this.#messages.push(message);
-      this.#contents.push(contentOf(message));
-      this.#results.push(result);
-      this.#sizes.push((index > 0 ? this.#sizes[index - 1]! : 0) + this.#size(result, message, index));
+      seen.push(messages[index]!);
+      contents.push(contentOf(messages[index]!));
     }
-    return { results: this.#results, size: this.#sizes.at(-1) ?? 0 };
+    return same;
   }
 }
 
