@@ -61,8 +61,8 @@ export async function runAgent(run: Run, pending: RunWorkspace): Promise<Outcome
     outcome = next.value;
   } finally {
     // Whatever ended the loop (an interrupt included), the workspace is made or has failed
-    // before the result is judged.
-    // A loop that ended before its first request went out (interrupted, the API unreachable) made no worktree.
+    // before the result is judged; a loop that ended before its first request went out
+    // (interrupted, the API unreachable) needs none, and none is made.
     pending.forgo();
     await pending.ready.catch(() => undefined);
     // Its event belongs before the run's end, however the stage ended (it never throws).
