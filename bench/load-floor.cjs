@@ -2,7 +2,8 @@
 // What loading code alone costs a run before its first model request: the CLI's entry
 // chunk, the run command's chunk and the model client's (and every chunk they require),
 // through the CLI's own loader and code cache, under the V8 flags bin/corral.cjs sets
-// (given as arguments, so the cache is the CLI's and is not refused). Nothing runs and no
+// (given as arguments, so the cache is the CLI's and is not refused), the run's Node
+// modules loaded before them as the CLI loads them (dist/bundle/builtins.json). Nothing runs and no
 // process is started. bench/sdk.mjs times it beside `node -e 0` and the real start: the
 // part of "start to first request" no change to a run's own work can take away.
 // CommonJS, as bin/corral.cjs is: an ES module would add Node's module loader to the floor.
@@ -10,6 +11,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const v8 = require('node:v8');
 
+for (const id of require('../dist/bundle/builtins.json').run) require(id);
 for (const flag of process.argv.slice(2)) v8.setFlagsFromString(flag);
 const { createBundleLoader } = require('../bin/load-bundle.cjs');
 

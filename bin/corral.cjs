@@ -18,6 +18,13 @@ const path = require('node:path');
 const v8 = require('node:v8');
 const { createBundleLoader } = require('./load-bundle.cjs');
 
+// Node's own modules (node:http, node:child_process, ...) load from a code cache built into
+// Node, and V8 refuses that cache once any flag differs from its default, as the ones below
+// do: every one required after them compiles from source, about 20 ms of a run's start.
+// So the command's own, as the build lists them (dist/bundle/builtins.json), load first.
+// Figure: start to first request.
+requireBuiltinsOf(process.argv[2]);
+
 // Every V8 flag corral sets is set here and nowhere else: V8 refuses a code cache made
 // under other flags, so they must all be in place before the first chunk is compiled.
 // Each stays only while its figure in `npm run bench` shows it pays (docs/performance.md,
@@ -45,6 +52,17 @@ v8.setFlagsFromString('--max-opt=2');
 // up from 12 to 47 MB before collecting again, and peaked 20 MB higher than one that did
 // not. Figures: peak memory, 1,000 steps of `true` and 200 steps of 1 MB output.
 v8.setFlagsFromString('--heap-growing-percent=50');
+
+/** Requires the Node modules the build found `command` can reach; none without that list. */
+function requireBuiltinsOf(command) {
+  let byCommand;
+  try {
+    byCommand = require('../dist/bundle/builtins.json');
+  } catch {
+    return;
+  }
+  for (const id of Object.hasOwn(byCommand, command) ? byCommand[command] : byCommand['']) require(id);
+}
 
 // Node applies the bundle's source maps (stack frames in src/*.ts) only to code its own
 // loader compiled; under --enable-source-maps the chunks load through it, without the cache.

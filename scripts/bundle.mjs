@@ -9,7 +9,8 @@
 // --enable-source-maps (bin/corral.cjs). The Anthropic SDK is bundled too, in the chunk
 // loaded only for a real model, so it goes through the code cache as well. Only the shell
 // parser (web-tree-sitter and its WASM grammar) stays outside.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
@@ -18,9 +19,11 @@ import { parseAst } from 'rolldown/parseAst';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = path.join(ROOT, 'dist/bundle');
 const FETCH_CLASSES = path.join(ROOT, 'dist/agent/fetch-classes.js');
+// Readable.toWeb and fromWeb: Node loads its web streams at the first call (requiredBuiltins).
+const WEB_STREAM_CONVERSIONS = new Set(['toWeb', 'fromWeb']);
 
 rmSync(OUT, { recursive: true, force: true });
-await build({
+const { output } = await build({
   input: { corral: path.join(ROOT, 'dist/cli/entry.js') },
   platform: 'node',
   external: [/^node:/, 'web-tree-sitter'],
@@ -57,6 +60,8 @@ await build({
   },
 });
 
+writeFileSync(path.join(OUT, 'builtins.json'), `${JSON.stringify(builtinsByCommand(output), null, 1)}\n`);
+
 // What the rewrite above rests on, checked rather than assumed: an import() left in a
 // chunk would fail only when a run first reached it.
 for (const file of readdirSync(OUT)) {
@@ -88,4 +93,60 @@ function compiledWithSourceMap() {
       return { code: readFileSync(id, 'utf8'), map };
     },
   };
+}
+
+// Node's own modules each command can reach through the chunks, keyed by the command's
+// word on the command line ('' for the entry alone: --version, --help, an unknown word).
+// bin/corral.cjs requires them before it sets its V8 flags: Node loads its modules from a
+// code cache built into it, which V8 refuses once any flag differs from its default, and
+// a run's modules then compiled from source (docs/performance.md, "Speed tricks kept").
+// A command's modules are src/cli/commands/<word>.ts and <word>-*.ts (guard-hook.ts is
+// `corral guard hook`); chunks reached by a lazy import count, as a run loads the model
+// client and the shell parser that way. Read from each chunk's require() calls, as the
+// chunk's import list leaves out those inside bundled CommonJS packages (commander's).
+function builtinsByCommand(bundleOutput) {
+  const chunks = new Map(bundleOutput.filter((item) => item.type === 'chunk').map((chunk) => [chunk.fileName, chunk]));
+  const ownBuiltins = new Map([...chunks.values()].map((chunk) => [chunk.fileName, requiredBuiltins(parseAst(chunk.code))]));
+  const reachable = (start, withLazy) => {
+    const builtins = new Set();
+    const seen = new Set();
+    const visit = (chunk) => {
+      if (seen.has(chunk.fileName)) return;
+      seen.add(chunk.fileName);
+      for (const id of ownBuiltins.get(chunk.fileName)) builtins.add(id);
+      for (const id of [...chunk.imports, ...(withLazy ? chunk.dynamicImports : [])]) if (chunks.has(id)) visit(chunks.get(id));
+    };
+    visit(start);
+    return builtins;
+  };
+  const entry = [...chunks.values()].find((chunk) => chunk.isEntry);
+  const byCommand = { '': reachable(entry, false) };
+  const COMMAND_MODULE = /\/dist\/cli\/commands\/([a-z]+)(?:-[a-z-]+)?\.js$/;
+  for (const chunk of chunks.values()) {
+    for (const id of chunk.moduleIds) {
+      const word = COMMAND_MODULE.exec(id)?.[1];
+      if (word === undefined) continue;
+      byCommand[word] = new Set([...(byCommand[word] ?? byCommand['']), ...reachable(chunk, true)]);
+    }
+  }
+  if (byCommand.run === undefined) throw new Error('scripts/bundle.mjs: no chunk holds dist/cli/commands/run.js; update builtinsByCommand');
+  return Object.fromEntries(Object.entries(byCommand).map(([word, builtins]) => [word, [...builtins].sort()]));
+}
+
+/**
+ * The Node modules a syntax tree requires by a literal name, each as `node:<name>`, and
+ * node:stream/web where it converts a stream (Node loads web streams on the first call).
+ */
+function requiredBuiltins(node, found = new Set()) {
+  if (Array.isArray(node)) {
+    for (const item of node) requiredBuiltins(item, found);
+  } else if (node !== null && typeof node === 'object') {
+    const [argument] = node.arguments ?? [];
+    if (node.type === 'CallExpression' && node.callee.type === 'Identifier' && node.callee.name === 'require' && typeof argument?.value === 'string' && isBuiltin(argument.value)) {
+      found.add(argument.value.startsWith('node:') ? argument.value : `node:${argument.value}`);
+    }
+    if (node.type === 'MemberExpression' && WEB_STREAM_CONVERSIONS.has(node.property?.name)) found.add('node:stream/web');
+    for (const value of Object.values(node)) requiredBuiltins(value, found);
+  }
+  return found;
 }

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import { statSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { InternalError } from '../errors.js';
 import type { ToolOutput, ToolUse } from '../agent/loop.js';
 import type { Approver, ApprovalAnswer } from '../guard/approval/approver.js';

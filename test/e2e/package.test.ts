@@ -87,10 +87,10 @@ describe('the package: npm pack, installed offline into a team repository', () =
   it('holds what runs, the schemas, the docs, README, LICENSE and CHANGELOG, and no tsc output', () => {
     const names = files.map((f) => f.path).sort();
     const unexpected = names.filter(
-      (name) => !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/(corral|load-bundle)\.cjs|dist\/bundle\/[^/]+\.cjs(\.map)?|schema\/[^/]+\.(json|xsd)|docs\/.+)$/.test(name),
+      (name) => !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/(corral|load-bundle)\.cjs|dist\/bundle\/([^/]+\.cjs(\.map)?|builtins\.json)|schema\/[^/]+\.(json|xsd)|docs\/.+)$/.test(name),
     );
     expect(unexpected).toEqual([]);
-    for (const name of ['README.md', 'LICENSE', 'CHANGELOG.md', 'bin/corral.cjs', 'bin/load-bundle.cjs', 'dist/bundle/corral.cjs', 'schema/config.schema.json', 'schema/ticket.schema.json']) {
+    for (const name of ['README.md', 'LICENSE', 'CHANGELOG.md', 'bin/corral.cjs', 'bin/load-bundle.cjs', 'dist/bundle/corral.cjs', 'dist/bundle/builtins.json', 'schema/config.schema.json', 'schema/ticket.schema.json']) {
       expect(names).toContain(name);
     }
     // Every chunk the build made, and none of the code caches a run here wrote beside them.
