@@ -1,18 +1,19 @@
 import { runGuardHook } from '../../agents/guard-hook.js';
 import type { HookAnswer } from '../../agents/hook-protocol.js';
-import { judgeCall } from '../../run/call-pipeline.js';
-import { dryRunGuard } from '../../run/dry-run.js';
 import type { CliIo } from '../io.js';
 
 /**
  * `corral guard hook --agent <kind>`: an agent's PreToolUse hook. Inside a run the running
  * corral decides over its socket; in a person's own session the repository's settings
- * decide here (as `corral explain` judges), an ask left to the agent's own prompt.
+ * decide here (as `corral explain` judges), an ask left to the agent's own prompt. The
+ * guard's own code loads only then: inside a run, an agent waits for this process on
+ * every tool call, and it only forwards the call.
  */
 export async function guardHookCommand(options: { agent: 'claude-code' | 'codex' }, io: CliIo): Promise<number> {
   const stdin = await readAll(io.stdin);
-  let guard: Awaited<ReturnType<typeof dryRunGuard>> | undefined;
+  let guard: Awaited<ReturnType<typeof import('../../run/dry-run.js').dryRunGuard>> | undefined;
   const answer = await runGuardHook(options.agent, stdin, io.env, async (call): Promise<HookAnswer> => {
+    const [{ dryRunGuard }, { judgeCall }] = await Promise.all([import('../../run/dry-run.js'), import('../../run/call-pipeline.js')]);
     guard ??= await dryRunGuard(undefined, process.cwd(), io.env);
     const { decision } = (await judgeCall(guard, call.tool, call.input)).verdict;
     return { effect: decision.effect, reason: `corral ${decision.effect === 'allow' ? 'allows' : decision.effect === 'deny' ? 'denies' : 'asks'}: rule ${decision.rule} (${decision.source ?? decision.scope}): ${decision.reason}` };
