@@ -2,9 +2,9 @@
 // What loading code alone costs a run before its first model request: the CLI's entry
 // chunk, the run command's chunk and the model client's (and every chunk they require),
 // through the CLI's own loader and code cache, under the V8 flags bin/corral.cjs sets
-// (given as arguments, so the cache is the CLI's and is not refused), the run's Node
-// modules loaded before them as the CLI loads them (dist/bundle/builtins.json). Nothing runs and no
-// process is started. bench/sdk.mjs times it beside `node -e 0` and the real start: the
+// (given as arguments, so the cache is the CLI's and is not refused), with the run's Node
+// modules loaded before them as the CLI loads them (dist/bundle/builtins.json). Nothing
+// runs and no process is started. bench/sdk.mjs times it beside `node -e 0` and the real start: the
 // part of "start to first request" no change to a run's own work can take away.
 // CommonJS, as bin/corral.cjs is: an ES module would add Node's module loader to the floor.
 const fs = require('node:fs');

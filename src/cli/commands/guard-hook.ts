@@ -1,5 +1,6 @@
 import { runGuardHook } from '../../agents/guard-hook.js';
 import type { HookAnswer } from '../../agents/hook-protocol.js';
+import type { dryRunGuard } from '../../run/dry-run.js';
 import type { CliIo } from '../io.js';
 
 /**
@@ -11,10 +12,10 @@ import type { CliIo } from '../io.js';
  */
 export async function guardHookCommand(options: { agent: 'claude-code' | 'codex' }, io: CliIo): Promise<number> {
   const stdin = await readAll(io.stdin);
-  let guard: Awaited<ReturnType<typeof import('../../run/dry-run.js').dryRunGuard>> | undefined;
+  let guard: Awaited<ReturnType<typeof dryRunGuard>> | undefined;
   const answer = await runGuardHook(options.agent, stdin, io.env, async (call): Promise<HookAnswer> => {
-    const [{ dryRunGuard }, { judgeCall }] = await Promise.all([import('../../run/dry-run.js'), import('../../run/call-pipeline.js')]);
-    guard ??= await dryRunGuard(undefined, process.cwd(), io.env);
+    const [dryRun, { judgeCall }] = await Promise.all([import('../../run/dry-run.js'), import('../../run/call-pipeline.js')]);
+    guard ??= await dryRun.dryRunGuard(undefined, process.cwd(), io.env);
     const { decision } = (await judgeCall(guard, call.tool, call.input)).verdict;
     return { effect: decision.effect, reason: `corral ${decision.effect === 'allow' ? 'allows' : decision.effect === 'deny' ? 'denies' : 'asks'}: rule ${decision.rule} (${decision.source ?? decision.scope}): ${decision.reason}` };
   });
