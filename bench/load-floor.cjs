@@ -17,12 +17,12 @@ const { createBundleLoader } = require('../bin/load-bundle.cjs');
 
 const BUNDLE = path.join(__dirname, '../dist/bundle');
 const files = fs.readdirSync(BUNDLE);
-/** The one chunk whose name starts with `prefix`. */
-function chunk(prefix) {
-  const found = files.filter((file) => file.startsWith(prefix) && file.endsWith('.cjs'));
-  if (found.length !== 1) throw new Error(`bench/load-floor.cjs: ${found.length} chunks named ${prefix}* in dist/bundle; update this list`);
+/** The one chunk named `<name>-<hash>.cjs` (scripts/bundle.mjs): run-program-<hash> is not run's. */
+function chunk(name) {
+  const found = files.filter((file) => file.startsWith(`${name}-`) && /^[\w-]{8}\.cjs$/.test(file.slice(name.length + 1)));
+  if (found.length !== 1) throw new Error(`bench/load-floor.cjs: ${found.length} chunks named ${name}-<hash>.cjs in dist/bundle; update this list`);
   return path.join(BUNDLE, found[0]);
 }
 
 const bundle = createBundleLoader();
-for (const file of [path.join(BUNDLE, 'corral.cjs'), chunk('run-'), chunk('anthropic-model-')]) bundle.load(file);
+for (const file of [path.join(BUNDLE, 'corral.cjs'), chunk('run'), chunk('anthropic-model')]) bundle.load(file);
