@@ -9,7 +9,7 @@
 // --enable-source-maps (bin/corral.cjs). The Anthropic SDK is bundled too, in the chunk
 // loaded only for a real model, so it goes through the code cache as well. Only the shell
 // parser (web-tree-sitter and its WASM grammar) stays outside.
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,20 +60,30 @@ const { output } = await build({
   },
 });
 
-writeFileSync(path.join(OUT, 'builtins.json'), `${JSON.stringify(builtinsByCommand(output), null, 1)}\n`);
+// Each chunk's syntax tree, read once for the check below and for builtins.json.
+const chunks = output.filter((item) => item.type === 'chunk');
+const trees = new Map(chunks.map((chunk) => [chunk.fileName, parseAst(chunk.code)]));
 
 // What the rewrite above rests on, checked rather than assumed: an import() left in a
 // chunk would fail only when a run first reached it.
-for (const file of readdirSync(OUT)) {
-  if (file.endsWith('.cjs') && hasImportExpression(parseAst(readFileSync(path.join(OUT, file), 'utf8')))) {
-    throw new Error(`dist/bundle/${file} still has an import(): bin/load-bundle.cjs cannot run it`);
-  }
+for (const [file, tree] of trees) {
+  let lazyImport = false;
+  forEachNode(tree, (node) => {
+    lazyImport ||= node.type === 'ImportExpression';
+  });
+  if (lazyImport) throw new Error(`dist/bundle/${file} still has an import(): bin/load-bundle.cjs cannot run it`);
 }
 
-function hasImportExpression(node) {
-  if (Array.isArray(node)) return node.some(hasImportExpression);
-  if (node === null || typeof node !== 'object') return false;
-  return node.type === 'ImportExpression' || Object.values(node).some(hasImportExpression);
+writeFileSync(path.join(OUT, 'builtins.json'), `${JSON.stringify(builtinsByCommand(chunks, trees), null, 1)}\n`);
+
+/** Calls `visit` on every node of an ESTree syntax tree. */
+function forEachNode(node, visit) {
+  if (Array.isArray(node)) {
+    for (const item of node) forEachNode(item, visit);
+  } else if (node !== null && typeof node === 'object') {
+    if (typeof node.type === 'string') visit(node);
+    for (const value of Object.values(node)) forEachNode(value, visit);
+  }
 }
 
 // tsc's own source maps (dist/**/*.js.map) handed to rolldown with each compiled file, so
@@ -104,9 +114,9 @@ function compiledWithSourceMap() {
 // `corral guard hook`); chunks reached by a lazy import count, as a run loads the model
 // client and the shell parser that way. Read from each chunk's require() calls, as the
 // chunk's import list leaves out those inside bundled CommonJS packages (commander's).
-function builtinsByCommand(bundleOutput) {
-  const chunks = new Map(bundleOutput.filter((item) => item.type === 'chunk').map((chunk) => [chunk.fileName, chunk]));
-  const ownBuiltins = new Map([...chunks.values()].map((chunk) => [chunk.fileName, requiredBuiltins(parseAst(chunk.code))]));
+function builtinsByCommand(chunkList, trees) {
+  const chunks = new Map(chunkList.map((chunk) => [chunk.fileName, chunk]));
+  const ownBuiltins = new Map(chunkList.map((chunk) => [chunk.fileName, requiredBuiltins(trees.get(chunk.fileName))]));
   const reachable = (start, withLazy) => {
     const builtins = new Set();
     const seen = new Set();
@@ -137,16 +147,14 @@ function builtinsByCommand(bundleOutput) {
  * The Node modules a syntax tree requires by a literal name, each as `node:<name>`, and
  * node:stream/web where it converts a stream (Node loads web streams on the first call).
  */
-function requiredBuiltins(node, found = new Set()) {
-  if (Array.isArray(node)) {
-    for (const item of node) requiredBuiltins(item, found);
-  } else if (node !== null && typeof node === 'object') {
+function requiredBuiltins(tree) {
+  const found = new Set();
+  forEachNode(tree, (node) => {
     const [argument] = node.arguments ?? [];
     if (node.type === 'CallExpression' && node.callee.type === 'Identifier' && node.callee.name === 'require' && typeof argument?.value === 'string' && isBuiltin(argument.value)) {
       found.add(argument.value.startsWith('node:') ? argument.value : `node:${argument.value}`);
     }
     if (node.type === 'MemberExpression' && WEB_STREAM_CONVERSIONS.has(node.property?.name)) found.add('node:stream/web');
-    for (const value of Object.values(node)) requiredBuiltins(value, found);
-  }
+  });
   return found;
 }
