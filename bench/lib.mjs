@@ -9,6 +9,14 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CORRAL = path.join(ROOT, 'bin/corral.cjs');
 
+/**
+ * Now on the machine's monotonic clock, in ms (sub-millisecond): the clock every process
+ * here reads alike, so a time a server process stamps compares with one taken here.
+ * performance.timeOrigin + now() does not: each process derives its origin from the wall
+ * clock when it starts, and two processes' origins differ by a few ms on a busy machine.
+ */
+export const sharedClockMs = () => Number(process.hrtime.bigint()) / 1e6;
+
 /** A V8 flag line of bin/corral.cjs; the flag is the first group. */
 const CLI_FLAG_LINE = /^v8\.setFlagsFromString\('([^']+)'\);\n/gm;
 
@@ -35,6 +43,7 @@ export function measure(argv, { cwd = ROOT, env = cleanEnv(), check = true } = {
   const [file, ...args] = GNU_TIME ? [GNU_TIME, '-f', '%M', '-o', rssFile, ...argv] : argv;
   const startedAt = Date.now();
   const started = performance.now();
+  const startAt = sharedClockMs();
   const result = spawnSync(file, args, { cwd, env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
   const ms = performance.now() - started;
   if (check && result.status !== 0) {
@@ -46,8 +55,8 @@ export function measure(argv, { cwd = ROOT, env = cleanEnv(), check = true } = {
     rssKb = Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1));
     rmSync(rssFile, { force: true });
   }
-  // startAt: the spawn on the clock a server in another process can stamp too (epoch ms, sub-millisecond).
-  return { ms, rssMb: rssKb === null ? null : rssKb / 1024, startedAt, startAt: performance.timeOrigin + started, status: result.status, stdout: result.stdout, stderr: result.stderr };
+  // startAt: the spawn on the clock a server in another process stamps too (sharedClockMs).
+  return { ms, rssMb: rssKb === null ? null : rssKb / 1024, startedAt, startAt, status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 /** Median and spread of a list of numbers. */

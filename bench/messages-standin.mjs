@@ -8,20 +8,19 @@
 //   ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/run/<id>/<steps>/<command>
 // answers `steps` turns of one Bash call of COMMANDS[command], then a turn that ends with
 // text (end_turn). `GET /stats/<id>` gives (and forgets) what the run's requests looked
-// like: when the first arrived and when the last reply ended (epoch ms, sub-millisecond:
-// performance.timeOrigin + now), how many came, their body sizes and the gaps from each
-// reply's end to the next request.
+// like: when the first arrived and when the last reply ended (on sharedClockMs of
+// bench/lib.mjs, which the bench's own process reads alike), how many came, their body
+// sizes and the gaps from each reply's end to the next request.
 //
 //   node bench/messages-standin.mjs      prints {"port": N} on its first line of stdout
 import http from 'node:http';
+import { sharedClockMs as now } from './lib.mjs';
 
 /** Prints 1 MiB: 16,384 lines of 64 bytes. */
 export const COMMANDS = {
   true: 'true',
   megabyte: 'yes 0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXY | head -c 1048576',
 };
-
-const now = () => performance.timeOrigin + performance.now();
 
 /** One run's requests, by the id in its base URL. */
 const runs = new Map();

@@ -6,6 +6,9 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The stand-in stamps its times on this clock, in its own process.
+// @ts-expect-error: the bench's helpers are plain ESM without types.
+import { sharedClockMs } from '../../bench/lib.mjs';
 
 const STANDIN = path.resolve(import.meta.dirname, '../../bench/messages-standin.mjs');
 
@@ -39,7 +42,7 @@ describe('the bench stand-in for the Messages API', () => {
     const client = new Anthropic({ apiKey: 'sk-ant-test-not-a-key', baseURL: `${url}/run/t1/2/megabyte`, maxRetries: 0 });
     const ask = () =>
       client.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 100, messages: [{ role: 'user', content: 'go' }] }).finalMessage();
-    const startedAt = performance.timeOrigin + performance.now();
+    const startedAt = sharedClockMs();
     for (let step = 0; step < 2; step++) {
       const message = await ask();
       expect(message.stop_reason).toBe('tool_use');
@@ -49,7 +52,7 @@ describe('the bench stand-in for the Messages API', () => {
       expect(message.usage.output_tokens).toBe(40);
     }
     const last = await ask();
-    const answeredAt = performance.timeOrigin + performance.now();
+    const answeredAt = sharedClockMs();
     expect(last.stop_reason).toBe('end_turn');
     expect(last.content).toEqual([expect.objectContaining({ type: 'text', text: 'Done.' })]);
 
