@@ -56,14 +56,19 @@ export function createStandin() {
     req.on('data', (chunk) => (bytes += chunk.length));
     req.on('end', () => {
       run.bodyBytes.push(bytes);
-      stream(res, turn, turn < Number(steps) ? { command: COMMANDS[command] } : null);
-      run.repliedAt = now();
+      stream(res, turn, turn < Number(steps) ? { command: COMMANDS[command] } : null, () => {
+        run.repliedAt = now();
+      });
     });
   });
 }
 
-/** One streamed assistant message: a Bash call of `call.command`, or (null) a closing text. */
-function stream(res, turn, call) {
+/**
+ * One streamed assistant message: a Bash call of `call.command`, or (null) a closing
+ * text. `lastWrite` is called just before the reply's last bytes go to the socket: a time
+ * stamped after them could fall after the client (another process) had read them.
+ */
+function stream(res, turn, call, lastWrite) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_bench_${turn}` });
   const send = (event, data) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   const usage = { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 1000 + turn * 40, service_tier: 'standard' };
@@ -87,6 +92,7 @@ function stream(res, turn, call) {
   }
   send('content_block_stop', { type: 'content_block_stop', index: 0 });
   send('message_delta', { type: 'message_delta', delta: { stop_reason: call ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: call ? 40 : 3 } });
+  lastWrite();
   send('message_stop', { type: 'message_stop' });
   res.end();
 }
