@@ -7,8 +7,8 @@ import { git, gitBytes } from '../../src/git/git.js';
 import { childrenOf } from '../support/sleeps.js';
 import { makeRepo, makeTempDir, runGit } from '../ticket/temp-repo.js';
 
-// git is started by one long-lived sh (src/git/launcher.ts), the command written to it as
-// a line: whatever the arguments, input and environment hold must reach git unchanged,
+// git is started by a few long-lived shells (src/git/launcher.ts), the command written to
+// one as a line: whatever the arguments, input and environment hold must reach git unchanged,
 // and many calls at once must each get their own answer.
 
 const ODD = `it's "quoted" $HOME \`id\` \\ back\nslash; & | > *`;
@@ -56,6 +56,28 @@ describe('git through the shared launcher', () => {
     expect(launcher).toBeDefined();
     // The last call's own subshell may not be reaped yet; the 39 before it must be.
     expect(childrenOf(launcher!.pid).filter((child) => child.state === 'Z').length).toBeLessThanOrEqual(2);
+  });
+
+  it('forks once a git: each git is the child of one of a few long-lived shells', async () => {
+    const repo = makeRepo();
+    // A shell alias runs as git's child: its parent's parent is whatever started git.
+    const parentOfGit = ['-c', 'alias.parent=!f() { cut -d" " -f4 /proc/$PPID/stat; }; f', 'parent'];
+    const parents = new Set<string>();
+    for (let i = 0; i < 12; i++) parents.add((await git(repo, parentOfGit)).stdout.trim());
+    const shells = childrenOf(process.pid).filter((child) => child.comm === 'sh');
+    const laneShells = new Set([...shells, ...shells.flatMap((shell) => childrenOf(shell.pid))].map((shell) => String(shell.pid)));
+    // One after the other, the calls go to the same shell; a subshell forked per call would differ each time.
+    expect(parents.size).toBe(1);
+    expect(laneShells.has([...parents][0]!)).toBe(true);
+  });
+
+  it('runs several gits at once', async () => {
+    const repo = makeRepo();
+    const arrived = makeTempDir();
+    // Each call waits (10 s at most) until four are running; run one at a time, none would see the others.
+    const meet = ['-c', `alias.meet=!f() { touch '${arrived}'/$$; i=0; while [ "$(ls '${arrived}' | wc -l)" -lt 4 ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done; ls '${arrived}' | wc -l; }; f`, 'meet'];
+    const counts = await Promise.all(Array.from({ length: 4 }, () => git(repo, meet)));
+    expect(counts.map((c) => Number(c.stdout.trim()))).toEqual([4, 4, 4, 4]);
   });
 
   // Last: from here on this process spawns git directly.
