@@ -152,7 +152,18 @@ sub fork_command {
     }
     become($body, $out_w, $err_w);
   }
-  return { pid => $pid, out => $out_r, err => $err_r, spec => $spec_w, spec_r => $spec_r };
+  return { pid => $pid, out => $out_r, err => $err_r, spec => $spec_w, spec_r => $spec_r, ended => pidfd($pid) };
+}
+# A descriptor that select() sees readable once process $pid has ended (Linux 5.3's
+# pidfd_open, the same number on every architecture), or undef where there is none. The
+# end of a command must not rest on SIGCHLD alone: perl runs its handler only between its
+# own operations, so a SIGCHLD that comes just before select() is entered writes nothing
+# to the wake pipe until select() returns, which, with nothing else to wake it, is never.
+sub pidfd {
+  my $fd = syscall(434, $_[0] + 0, 0);
+  return undef if $fd < 0;
+  open(my $fh, '<&=', $fd) or return undef;
+  return $fh;
 }
 sub prefork {
   return if $ready;
@@ -174,7 +185,7 @@ sub restart {
   my ($command) = @_;
   my $child = fork_command($command->{body});
   return 0 unless ref $child;
-  @{$command}{qw(pid out err)} = @{$child}{qw(pid out err)};
+  @{$command}{qw(pid out err ended)} = @{$child}{qw(pid out err ended)};
   frame('S', $command->{id}, $child->{pid});
   return 1;
 }
@@ -222,10 +233,13 @@ while (1) {
   vec($rin, fileno(STDIN), 1) = 1;
   vec($rin, fileno($wake_r), 1) = 1;
   if ($active) { for my $fh (grep { defined } @{$active}{qw(out err)}) { vec($rin, fileno($fh), 1) = 1 } }
+  my $running = $active && !defined $active->{status};
+  vec($rin, fileno($active->{ended}), 1) = 1 if $running && $active->{ended};
   # Once the command's processes are ended, its pipes get 2 s of silence to close: one
   # held by a process it could not end (another user's) must not hold the command.
   my $draining = $active && defined $active->{status};
-  my $n = select(my $rout = $rin, undef, undef, $draining ? 2 : $want_ready && !$active ? 0.001 : undef);
+  # Without a pidfd, a command's end that SIGCHLD failed to wake it for is found by looking again.
+  my $n = select(my $rout = $rin, undef, undef, $draining ? 2 : $running && !$active->{ended} ? 0.05 : $want_ready && !$active ? 0.001 : undef);
   if ($n < 0) { reap(); next }
   if ($n == 0 && $want_ready && !$active) { $want_ready = 0; prefork(); next }
   if ($n == 0 && $draining) { close $_ for grep { defined } @{$active}{qw(out err)}; @{$active}{qw(out err)} = (undef, undef) }
