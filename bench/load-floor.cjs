@@ -11,9 +11,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 const v8 = require('node:v8');
 
-for (const id of require('../dist/bundle/builtins.json').run) require(id);
+const { createBundleLoader, requireBuiltinsOf } = require('../bin/load-bundle.cjs');
+
+requireBuiltinsOf('run');
 for (const flag of process.argv.slice(2)) v8.setFlagsFromString(flag);
-const { createBundleLoader } = require('../bin/load-bundle.cjs');
 
 const BUNDLE = path.join(__dirname, '../dist/bundle');
 const files = fs.readdirSync(BUNDLE);

@@ -16,7 +16,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, exitOnS
 // bundled into a few CommonJS chunks that load through V8's code cache (load-bundle.cjs).
 const path = require('node:path');
 const v8 = require('node:v8');
-const { createBundleLoader } = require('./load-bundle.cjs');
+const { createBundleLoader, requireBuiltinsOf } = require('./load-bundle.cjs');
 
 // Node's own modules (node:http, node:child_process, ...) load from a code cache built into
 // Node, and V8 refuses that cache once any flag differs from its default, as the ones below
@@ -52,17 +52,6 @@ v8.setFlagsFromString('--max-opt=2');
 // up from 12 to 47 MB before collecting again, and peaked 20 MB higher than one that did
 // not. Figures: peak memory, 1,000 steps of `true` and 200 steps of 1 MB output.
 v8.setFlagsFromString('--heap-growing-percent=50');
-
-/** Requires the Node modules the build found `command` can reach; none without that list. */
-function requireBuiltinsOf(command) {
-  let byCommand;
-  try {
-    byCommand = require('../dist/bundle/builtins.json');
-  } catch {
-    return;
-  }
-  for (const id of Object.hasOwn(byCommand, command) ? byCommand[command] : byCommand['']) require(id);
-}
 
 // Node applies the bundle's source maps (stack frames in src/*.ts) only to code its own
 // loader compiled; under --enable-source-maps the chunks load through it, without the cache.

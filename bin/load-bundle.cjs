@@ -76,4 +76,20 @@ function createBundleLoader() {
   return { load, saveCaches };
 }
 
-module.exports = { createBundleLoader };
+/**
+ * Requires the Node modules the build found `command` (the command line's first word) can
+ * reach (dist/bundle/builtins.json; the entry's own for any other word), before V8 flags
+ * are set: Node's own modules load from a code cache that V8 refuses under other flags.
+ * Nothing without that list.
+ */
+function requireBuiltinsOf(command) {
+  let byCommand;
+  try {
+    byCommand = require('../dist/bundle/builtins.json');
+  } catch {
+    return;
+  }
+  for (const id of Object.hasOwn(byCommand, command) ? byCommand[command] : byCommand['']) require(id);
+}
+
+module.exports = { createBundleLoader, requireBuiltinsOf };
