@@ -2,7 +2,8 @@
 // (ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN) and ANTHROPIC_BASE_URL, retries, times out
 // and types its errors. This file only shapes the request (prompt caching), maps the
 // final message to a ModelTurn, and turns the SDK's final failure into ModelApiError.
-import Anthropic, {
+import { BaseAnthropic, type ClientOptions } from '@anthropic-ai/sdk/client';
+import {
   AnthropicError,
   APIConnectionError,
   APIConnectionTimeoutError,
@@ -13,7 +14,8 @@ import Anthropic, {
   OverloadedError,
   PermissionDeniedError,
   RateLimitError,
-} from '@anthropic-ai/sdk';
+} from '@anthropic-ai/sdk/error';
+import { Messages } from '@anthropic-ai/sdk/resources/messages/messages';
 import type {
   CacheControlEphemeral,
   ContentBlockParam,
@@ -52,7 +54,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
   const wire = new ConversationWire();
   // Each message without the caller's cache markers, kept from one request to the next.
   const unmarking = new PerMessage<MessageParam, MessageParam>(unmarkedMessage);
-  const client = new Anthropic({ maxRetries: options.maxRetries, timeout: options.timeoutMs, logger, fetch: createHttpFetch(wire), ...openTelemetry });
+  const client = new MessagesClient({ maxRetries: options.maxRetries, timeout: options.timeoutMs, logger, fetch: createHttpFetch(wire), ...openTelemetry });
   const context: ErrorContext = { model: options.model, maxRetries: client.maxRetries };
 
   return {
@@ -79,6 +81,20 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
   };
 }
 
+/**
+ * The SDK's client with only the resource corral calls. The package's default export,
+ * `Anthropic`, is this same base client with every resource attached (models, files,
+ * skills, beta, ...): three quarters of the SDK's code, which a run would load and
+ * compile before its first request and never call. Figure: SDK start to first request.
+ */
+class MessagesClient extends BaseAnthropic {
+  readonly messages: Messages;
+  constructor(options: ClientOptions) {
+    super(options);
+    this.messages = new Messages(this);
+  }
+}
+
 /** Whether OpenTelemetry's API (major version 1) has a global tracer provider registered in this process. */
 function openTelemetryRegistered(): boolean {
   const registry = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[Symbol.for('opentelemetry.js.api.1')];
@@ -97,7 +113,7 @@ interface StallWatch {
   stop(): void;
 }
 
-function watchForStall(stream: ReturnType<Anthropic['messages']['stream']>, timeoutMs: number): StallWatch {
+function watchForStall(stream: ReturnType<Messages['stream']>, timeoutMs: number): StallWatch {
   let fired = false;
   let timer: NodeJS.Timeout | undefined;
   const arm = (): void => {
