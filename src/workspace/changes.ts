@@ -22,6 +22,11 @@ export interface Snapshot {
   worktree: Worktree;
   /** The private index, and the host's git directory named outright (not found through the worktree's `.git` file). */
   env: { GIT_INDEX_FILE: string; GIT_DIR: string };
+  /**
+   * Whether the snapshot staged anything. When not, its index is still the one it began
+   * from, the base's own (its checkout's, or the base's tree): no change to list.
+   */
+  staged: boolean;
   dispose(): Promise<void>;
 }
 
@@ -67,7 +72,7 @@ export async function snapshotWorktree(worktree: Worktree): Promise<Snapshot> {
         input: `${paths.join('\n')}\n`,
       });
     }
-    return { worktree, env, dispose };
+    return { worktree, env, staged: paths.length > 0, dispose };
   } catch (error) {
     await dispose();
     throw error;
@@ -168,6 +173,8 @@ export function anchorIgnorePatterns(dir: string, text: string): string {
 
 /** Every change of the snapshot against the base commit. */
 export async function listChanges(snapshot: Snapshot): Promise<Change[]> {
+  // An index that is the base's own differs from the base in nothing: no git process to say so.
+  if (!snapshot.staged) return [];
   const { stdout } = await git(
     snapshot.worktree.dir,
     ['diff-index', '--cached', '--raw', '-z', '-M', '--no-ext-diff', '--no-textconv', snapshot.worktree.baseCommit],

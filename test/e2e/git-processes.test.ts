@@ -51,7 +51,7 @@ function ticketFiles(id: string): Record<string, string> {
 }
 
 describe('the git processes a ticket starts', () => {
-  it('a no-op ticket starts at most 19, and never asks for HEAD apart from the refs', async () => {
+  it('a no-op ticket starts at most 17, never asks for HEAD apart from the refs, and diffs nothing', async () => {
     const repo = repoWithFiles({ 'ticket.yaml': 'id: noop\ntask: t\nallow: ["**"]\nallow_empty: true\nmodel: replay:replay.yaml\nsandbox: none\n', 'replay.yaml': 'turns:\n  - text: Done.\n' }, 'corral-git-count-');
     const git = loggingGit();
     const result = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { PATH: `${git.bin}:${process.env.PATH ?? ''}` } });
@@ -60,8 +60,11 @@ describe('the git processes a ticket starts', () => {
     // Before issue 26 it was 23: symbolic-ref twice (HEAD is marked in the ref listing),
     // rev-parse for the result branch (read from that listing) and for the worktree's own
     // git files (read from its `.git` file).
-    expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(19);
+    expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(17);
     expect(count(calls, 'symbolic-ref'), calls.join('\n')).toBe(0);
+    // The snapshot staged nothing, so its index is the base's own: no diff to list the
+    // changes (there are none) and none for the patch (it is empty).
+    expect(count(calls, 'diff-index'), calls.join('\n')).toBe(0);
     // Finding the repository and the base, once, when the ticket is loaded.
     expect(count(calls, 'rev-parse'), calls.join('\n')).toBe(1);
   });
