@@ -4,7 +4,7 @@ import { decideStatus, type Outcome, type RunStatus } from '../trace/outcome.js'
 import { listChanges, listSubmoduleWrites, snapshotWorktree } from '../workspace/changes.js';
 import { checkFence, fenceWithSubmoduleWrites } from '../workspace/fence.js';
 import { resultBranchTip } from '../workspace/host-integrity.js';
-import { commitToBranch } from '../workspace/keep.js';
+import { commitSnapshot, commitToBranch } from '../workspace/keep.js';
 import { writePatch } from '../workspace/patch-file.js';
 import type { Run } from './prepare.js';
 import type { RunWorkspace } from './workspace-stage.js';
@@ -37,6 +37,11 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
     const hostChanged = workspace.hostChanges();
     hostChanged.catch(() => undefined);
     const snapshot = await snapshotWorktree(workspace.worktree);
+    // The result's commit is made while the fence is read and the patch written, not after:
+    // a branch is pointed at it only once the run has passed.
+    const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
+    const commit = commitSnapshot(snapshot, message);
+    commit.catch(() => undefined);
     try {
       const changes = await listChanges(snapshot);
       // Writes inside a submodule's path are in no patch or commit: judged and named, never silently dropped.
@@ -68,11 +73,12 @@ export async function judgeRun(run: Run, pending: RunWorkspace, outcome: Outcome
       // The patch is written and the fence read: the worktree goes while the result is
       // committed (in the host repository, from the snapshot's own index).
       pending.release();
-      const message = `corral: ${ticket.title ?? ticket.id}\n\nTicket: ${ticket.id}\nRun: ${runId}\n`;
-      const { branch, detour } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1), { unchanged: changes.length === 0, ticketId: ticket.id, tipAtStart: resultBranchTip(workspace.hostBefore, `corral/${ticket.id}`) });
+      const { branch, detour } = await commitToBranch(snapshot, `corral/${ticket.id}`, message, runId.slice(ticket.id.length + 1), { commit, ticketId: ticket.id, tipAtStart: resultBranchTip(workspace.hostBefore, `corral/${ticket.id}`) });
       if (detour !== undefined) run.warn(detour);
       return { ...verdict, ...kept, branch };
     } finally {
+      // git reads the snapshot's index until the commit is written.
+      await commit.catch(() => undefined);
       await snapshot.dispose();
     }
   } catch (error) {

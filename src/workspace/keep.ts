@@ -14,37 +14,45 @@ export async function diffSnapshot(snapshot: Snapshot): Promise<Buffer> {
 }
 
 /**
- * Commits the snapshot as one commit on top of the base and points a branch at it in the
- * host repository (worktrees share refs). Whatever the agent committed is folded in. The
- * branch is `branch` unless it cannot go there without taking something from someone:
- * a branch someone has checked out is never moved under them; a branch whose tip is not
- * a corral result of this ticket (`ticketId`) holds someone's commits and is never moved;
- * a ref name cannot be both a branch and a folder of branches (a `corral` branch blocks
- * `corral/<id>`, a `corral/<id>/x` blocks `corral/<id>`); and a run of the same ticket
- * that moved it first, at the same time, wins it (each move is a compare-and-swap against
- * the tip read before). The result then goes to the first of `<branch>-<suffix>` and that
- * name with its slashes made dashes that is free (created only if still absent), and
- * `detour` says why. `unchanged`: the snapshot lists no change against the base (then its
- * tree is the base's, no `write-tree`).
+ * The snapshot as one commit on top of the base, made in the host repository (worktrees
+ * share objects): whatever the agent committed is folded in. A snapshot that staged
+ * nothing has the base's tree, so no `write-tree`. The commit is only an object until
+ * `commitToBranch` points a branch at it: made ahead (while the fence is read and the
+ * patch written), a run that then does not pass leaves it unreferenced, like the blobs
+ * its snapshot already wrote, for git's gc. Read the snapshot's index: keep the snapshot
+ * until this settles.
+ */
+export async function commitSnapshot(snapshot: Snapshot, message: string): Promise<string> {
+  // The host repository, not the worktree: the worktree may be on its way out by now, and
+  // the objects, the refs and the snapshot's index are all reachable from the host.
+  const cwd = snapshot.worktree.repo;
+  const tree = snapshot.staged ? (await git(cwd, ['write-tree'], { env: snapshot.env })).stdout.trim() : `${snapshot.worktree.baseCommit}^{tree}`;
+  return (await git(cwd, ['commit-tree', tree, '-p', snapshot.worktree.baseCommit, '-F', '-'], { input: message })).stdout.trim();
+}
+
+/**
+ * Points a branch in the host repository at the result commit (`commit`, or one made now
+ * from the snapshot with `message`). The branch is `branch` unless it cannot go there
+ * without taking something from someone: a branch someone has checked out is never moved
+ * under them; a branch whose tip is not a corral result of this ticket (`ticketId`) holds
+ * someone's commits and is never moved; a ref name cannot be both a branch and a folder
+ * of branches (a `corral` branch blocks `corral/<id>`, a `corral/<id>/x` blocks
+ * `corral/<id>`); and a run of the same ticket that moved it first, at the same time,
+ * wins it (each move is a compare-and-swap against the tip read before). The result then
+ * goes to the first of `<branch>-<suffix>` and that name with its slashes made dashes
+ * that is free (created only if still absent), and `detour` says why.
  */
 export async function commitToBranch(
   snapshot: Snapshot,
   branch: string,
   message: string,
   suffix: string,
-  options: { unchanged?: boolean; ticketId?: string; tipAtStart?: string | null } = {},
+  options: { commit?: Promise<string>; ticketId?: string; tipAtStart?: string | null } = {},
 ): Promise<{ branch: string; commit: string; detour?: string }> {
-  // The host repository, not the worktree: the worktree may be on its way out by now, and
-  // the objects, the refs and the snapshot's index are all reachable from the host.
   const cwd = snapshot.worktree.repo;
-  // A snapshot that lists no change against the base has the base's tree.
-  const makeCommit = async (): Promise<string> => {
-    const tree = options.unchanged ? `${snapshot.worktree.baseCommit}^{tree}` : (await git(cwd, ['write-tree'], { env: snapshot.env })).stdout.trim();
-    return (await git(cwd, ['commit-tree', tree, '-p', snapshot.worktree.baseCommit, '-F', '-'], { input: message })).stdout.trim();
-  };
   // Which branches are checked out and which could be in the way are asked while git writes the commit.
   const topFolder = branch.split('/')[0]!;
-  const [commit, checkedOut, nearby] = await Promise.all([makeCommit(), checkedOutBranches(cwd), branchesUnder(cwd, topFolder)]);
+  const [commit, checkedOut, nearby] = await Promise.all([options.commit ?? commitSnapshot(snapshot, message), checkedOutBranches(cwd), branchesUnder(cwd, topFolder)]);
   const noCommit = '0'.repeat(commit.length);
   const candidates = [branch, `${branch}-${suffix}`, `${branch.replaceAll('/', '-')}-${suffix}`];
   const reasons: string[] = [];

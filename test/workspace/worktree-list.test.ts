@@ -88,7 +88,7 @@ describe('corral worktrees as git lists them', () => {
     // A branch nobody has checked out is moved as asked.
     const wt = await createWorktree(repo, base, 'free');
     const snapshot = await snapshotWorktree(wt);
-    expect((await commitToBranch(snapshot, 'corral/free', 'x\n', 'run-3', { unchanged: true })).branch).toBe('corral/free');
+    expect((await commitToBranch(snapshot, 'corral/free', 'x\n', 'run-3')).branch).toBe('corral/free');
     await snapshot.dispose();
     await removeWorktree(wt);
   });
