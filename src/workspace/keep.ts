@@ -19,8 +19,8 @@ export async function diffSnapshot(snapshot: Snapshot): Promise<Buffer> {
  * nothing has the base's tree, so no `write-tree`. The commit is only an object until
  * `commitToBranch` points a branch at it: made ahead (while the fence is read and the
  * patch written), a run that then does not pass leaves it unreferenced, like the blobs
- * its snapshot already wrote, for git's gc. Read the snapshot's index: keep the snapshot
- * until this settles.
+ * its snapshot already wrote, for git's gc. git reads the snapshot's index meanwhile: the
+ * snapshot is disposed of only once this has settled.
  */
 export async function commitSnapshot(snapshot: Snapshot, message: string): Promise<string> {
   // The host repository, not the worktree: the worktree may be on its way out by now, and
