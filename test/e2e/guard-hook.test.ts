@@ -37,6 +37,22 @@ describe('corral guard hook without a run', () => {
     expect((await hook(repo, 'claude-code', 'not json')).answer.permissionDecision).toBe('deny');
   });
 
+  it("judges as without a sandbox: the agent's own session runs its commands on the host", async () => {
+    // On a machine where bubblewrap works a run would contain these; the agent's own
+    // session does not, so none of them may pass as contained.
+    const repo = repoWithFiles({ 'src/a.js': 'x\n' });
+    const call = (command: string) => ({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command }, tool_use_id: 't', cwd: repo });
+    for (const [command, effect] of [
+      ['kill -9 1', 'deny'],
+      ['echo x > /tmp/corral-hook-outside', 'deny'],
+      ['curl https://example.com', 'ask'],
+    ] as const) {
+      const { answer } = await hook(repo, 'claude-code', call(command));
+      expect({ command, effect: answer.permissionDecision }).toEqual({ command, effect });
+      expect(answer.permissionDecisionReason).not.toMatch(/sandbox/i);
+    }
+  });
+
   it('inside a run whose socket is gone, it denies rather than judge alone', async () => {
     const repo = repoWithFiles({ 'src/a.js': 'x\n' });
     const answer = await hook(repo, 'claude-code', { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_use_id: 't' }, { CORRAL_GUARD_SOCKET: path.join(repo, 'no.sock') });

@@ -6,7 +6,7 @@ import type { CliIo } from '../io.js';
 /**
  * `corral guard hook --agent <kind>`: an agent's PreToolUse hook. Inside a run the running
  * corral decides over its socket; in a person's own session the repository's settings
- * decide here (as `corral explain` judges), an ask left to the agent's own prompt. The
+ * decide here (as `corral explain --sandbox none` judges), an ask left to the agent's own prompt. The
  * guard's own code loads only then: inside a run, an agent waits for this process on
  * every tool call, and it only forwards the call.
  */
@@ -15,7 +15,9 @@ export async function guardHookCommand(options: { agent: 'claude-code' | 'codex'
   let guard: Awaited<ReturnType<typeof dryRunGuard>> | undefined;
   const answer = await runGuardHook(options.agent, stdin, io.env, async (call): Promise<HookAnswer> => {
     const [dryRun, { judgeCall }] = await Promise.all([import('../../run/dry-run.js'), import('../../run/call-pipeline.js')]);
-    guard ??= await dryRun.dryRunGuard(undefined, process.cwd(), io.env);
+    // Judged as without a sandbox: in a person's own session the agent runs its commands
+    // on the host, where nothing of corral's contains them, whatever a run would get here.
+    guard ??= await dryRun.dryRunGuard(undefined, process.cwd(), io.env, 'none');
     const { decision } = (await judgeCall(guard, call.tool, call.input)).verdict;
     return { effect: decision.effect, reason: `corral ${decision.effect === 'allow' ? 'allows' : decision.effect === 'deny' ? 'denies' : 'asks'}: rule ${decision.rule} (${decision.source ?? decision.scope}): ${decision.reason}` };
   });
