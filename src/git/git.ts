@@ -366,7 +366,37 @@ export async function findRepoRoot(dir: string): Promise<string | null> {
  * also says where the repository's git files are, which `gitPaths` then knows without
  * asking again: the run's worktree and host checks need them before anything else.
  */
-export async function findRepoAndCommit(dir: string, rev: string): Promise<{ root: string | null; commit: string | null; refused?: string }> {
+export async function findRepoAndCommit(dir: string, rev: string): Promise<RepoAndCommit> {
+  const key = `${dir}\0${rev}`;
+  const asked = askedAhead.get(key);
+  if (asked !== undefined) {
+    askedAhead.delete(key);
+    return asked;
+  }
+  return askRepoAndCommit(dir, rev);
+}
+
+type RepoAndCommit = { root: string | null; commit: string | null; refused?: string };
+
+/** findRepoAndCommit answers asked ahead, each taken by the first call that asks the same, and only by it. */
+const askedAhead = new Map<string, Promise<RepoAndCommit>>();
+
+/**
+ * Asks git now what findRepoAndCommit(dir, rev) will be asked soon: `corral run` knows the
+ * ticket's folder before it has loaded the code that reads the ticket, and git answers
+ * while that code loads. Only the next call with the same folder and rev takes the
+ * answer (a later one asks git again); one the ticket does not ask for is dropped.
+ */
+export function askRepoAndCommitAhead(dir: string, rev: string): void {
+  const key = `${dir}\0${rev}`;
+  if (askedAhead.has(key)) return;
+  const asked = askRepoAndCommit(dir, rev);
+  // Never taken, a failure must not surface as an unhandled rejection.
+  asked.catch(() => undefined);
+  askedAhead.set(key, asked);
+}
+
+async function askRepoAndCommit(dir: string, rev: string): Promise<RepoAndCommit> {
   if (rev.startsWith('-')) return { root: await findRepoRoot(dir), commit: null };
   // git prints the paths and the top directory first and then verifies the rev: exit 1
   // (quiet) when the rev names no commit, 128 when there is no repository at all.

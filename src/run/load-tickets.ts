@@ -6,7 +6,7 @@ import { discoverTickets } from '../ticket/discover.js';
 import { findDuplicateIds } from '../ticket/duplicate-ids.js';
 import { loadTicket } from '../ticket/load.js';
 import type { Ticket } from '../ticket/types.js';
-import { resolveCommit } from '../git/git.js';
+import { findRepoAndCommit, resolveCommit } from '../git/git.js';
 import { hookProblems } from './hook-preflight.js';
 import { preflightTicket, type PreflightOptions } from './preflight.js';
 import { findAgentCli, type ExternalAgent, type FoundCli } from '../agents/find-cli.js';
@@ -53,10 +53,18 @@ export async function loadTickets(inputs: string[], options: LoadTicketsOptions)
     if (config === undefined) configs.set(repo, (config = loadConfig(repo, options.env, options.cwd)));
     return config;
   };
+  // The tickets of a folder share its repository and HEAD: git is asked once for them all.
+  const repoLookups = new Map<string, ReturnType<typeof findRepoAndCommit>>();
+  const findRepo: typeof findRepoAndCommit = (dir, rev) => {
+    const key = `${dir}\0${rev}`;
+    let found = repoLookups.get(key);
+    if (found === undefined) repoLookups.set(key, (found = findRepoAndCommit(dir, rev)));
+    return found;
+  };
   for (const file of files) {
     const shown = path.relative(options.cwd, file) || file;
     try {
-      const ticket = await loadTicket(shown);
+      const ticket = await loadTicket(shown, findRepo);
       const config = await configOf(ticket.repo);
       if (config.problems.length > 0) {
         loaded.push({ shown, ticket, problems: [] });

@@ -6,7 +6,7 @@ import { describeIssues } from './describe-issues.js';
 import { normaliseTicket } from './normalise.js';
 import { parseTicketText, type TicketFormat } from './parse-text.js';
 import type { FieldProblem, Locator } from './positions.js';
-import { checkBase, resolveModel, resolveRepo } from './references.js';
+import { checkBase, resolveModel, resolveRepo, type FindRepoAndCommit } from './references.js';
 import { TICKET_ID_PATTERN, ticketFileSchema } from './schema.js';
 import type { Ticket } from './types.js';
 
@@ -17,8 +17,8 @@ export interface TicketCheck {
 }
 
 /** Loads and validates a ticket; throws UsageError listing every problem of the file. */
-export async function loadTicket(file: string): Promise<Ticket> {
-  const { ticket, problems } = await checkTicketFile(file);
+export async function loadTicket(file: string, findRepo?: FindRepoAndCommit): Promise<Ticket> {
+  const { ticket, problems } = await checkTicketFile(file, findRepo);
   if (!ticket) throw new UsageError(summariseProblems(file, problems), problems);
   return ticket;
 }
@@ -32,7 +32,7 @@ export function summariseProblems(file: string, problems: readonly Problem[]): s
  * Validates a ticket and reports every problem of the file, for `loadTicket` and for
  * commands that check many files. Problems name `file` as given, so they stay short.
  */
-export async function checkTicketFile(file: string): Promise<TicketCheck> {
+export async function checkTicketFile(file: string, findRepo?: FindRepoAndCommit): Promise<TicketCheck> {
   const absolute = path.resolve(file);
   const fileProblem = (message: string, hint?: string): TicketCheck => ({
     problems: [{ file, line: 1, column: 1, field: '', message, hint }],
@@ -67,7 +67,7 @@ export async function checkTicketFile(file: string): Promise<TicketCheck> {
 
   const id = typeof fields['id'] === 'string' ? fields['id'] : path.parse(file).name;
   if (fields['id'] === undefined) problems.push(...checkFileNameId(id));
-  const repo = await resolveRepo(fields['repo'], absolute, fields['base']);
+  const repo = await resolveRepo(fields['repo'], absolute, fields['base'], findRepo);
   if (repo.root) problems.push(...checkBase(fields['base'], { ...repo, root: repo.root }));
   const model = await resolveModel(fields['model'], absolute);
   problems.push(...repo.problems, ...model.problems);

@@ -10,6 +10,9 @@ import { isReplayModel, replayModelId, replayScriptPath } from './model-id.js';
 // field, so these problems are reported alongside the schema's.
 
 
+/** How a ticket's repository and base are found: git, or the answers a command shares among its tickets. */
+export type FindRepoAndCommit = typeof findRepoAndCommit;
+
 export interface RepoResolution {
   /** Top directory of the repository, when it was found. */
   root?: string;
@@ -22,7 +25,7 @@ export interface RepoResolution {
  * Finds the repository the ticket works on (`repo` relative to the ticket, or the one
  * containing it) and the commit its `base` names there, one git call for both.
  */
-export async function resolveRepo(repo: unknown, ticketFile: string, base?: unknown): Promise<RepoResolution> {
+export async function resolveRepo(repo: unknown, ticketFile: string, base?: unknown, findRepo: FindRepoAndCommit = findRepoAndCommit): Promise<RepoResolution> {
   if (repo !== undefined && typeof repo !== 'string') return { problems: [] };
   const ticketDir = path.dirname(ticketFile);
   const find = async (dir: string): Promise<{ root?: string; baseCommit?: string; refused?: string }> => {
@@ -30,7 +33,7 @@ export async function resolveRepo(repo: unknown, ticketFile: string, base?: unkn
       const root = await findRepoRoot(dir);
       return root ? { root } : {};
     }
-    const found = await findRepoAndCommit(dir, base ?? 'HEAD');
+    const found = await findRepo(dir, base ?? 'HEAD');
     return { ...(found.root ? { root: found.root } : {}), ...(found.commit ? { baseCommit: found.commit } : {}), ...(found.refused ? { refused: found.refused } : {}) };
   };
   // git refuses a repository another user owns unless the user's config trusts it.

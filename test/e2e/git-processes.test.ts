@@ -69,7 +69,38 @@ describe('the git processes a ticket starts', () => {
     expect(count(calls, 'rev-parse'), calls.join('\n')).toBe(1);
   });
 
-  it('a batch lists the worktrees once to find killed runs, not once per ticket, and each ticket starts at most 19.5', async () => {
+  it("asks git for the ticket's repository before the run's code has loaded, and only once", async () => {
+    const repo = repoWithFiles({ 'ticket.yaml': 'id: early\ntask: t\nallow: ["**"]\nallow_empty: true\nmodel: replay:replay.yaml\nsandbox: none\n', 'replay.yaml': 'turns:\n  - text: Done.\n' }, 'corral-git-early-');
+    const dir = tempDir('corral-git-early-probe-');
+    const log = path.join(dir, 'times');
+    writeFileSync(log, '');
+    // The logging git and corral's process stamp the same clock (ms since the epoch).
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    writeFileSync(path.join(dir, 'git'), `#!/bin/sh\nfor a in "$@"; do case "$a" in rev-parse) echo "$(date +%s%3N) rev-parse" >> '${log}';; esac; done\nexec '${realGit}' "$@"\n`);
+    chmodSync(path.join(dir, 'git'), 0o755);
+    // A probe in corral's process: when the ticket file is first read (the run's code has loaded by then).
+    const probe = path.join(dir, 'probe.cjs');
+    writeFileSync(
+      probe,
+      [
+        `const fsp = require('node:fs/promises');`,
+        `const readFile = fsp.readFile;`,
+        `let seen = false;`,
+        `fsp.readFile = function (file, ...rest) { if (!seen && String(file).endsWith('ticket.yaml')) { seen = true; require('node:fs').appendFileSync(${JSON.stringify(log)}, Date.now() + ' ticket read\\n'); } return readFile.call(this, file, ...rest); };`,
+        '',
+      ].join('\n'),
+    );
+    const result = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { PATH: `${dir}:${process.env.PATH ?? ''}`, NODE_OPTIONS: `--require ${probe}` } });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const events = readFileSync(log, 'utf8').trim().split('\n').map((line) => ({ at: Number(line.split(' ')[0]), what: line.slice(line.indexOf(' ') + 1) }));
+    expect(events.filter((event) => event.what === 'rev-parse')).toHaveLength(1);
+    const asked = events.find((event) => event.what === 'rev-parse')!;
+    const read = events.find((event) => event.what === 'ticket read')!;
+    expect(read, JSON.stringify(events)).toBeDefined();
+    expect(asked.at, JSON.stringify(events)).toBeLessThanOrEqual(read.at);
+  });
+
+  it('a batch lists the worktrees once to find killed runs, not once per ticket, and each ticket starts at most 17.5', async () => {
     const ids = ['b1', 'b2', 'b3', 'b4'];
     const repo = repoWithFiles(Object.assign({ 'README.md': 'batch\n' }, ...ids.map(ticketFiles)), 'corral-git-count-batch-');
     const git = loggingGit();
@@ -77,12 +108,13 @@ describe('the git processes a ticket starts', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     expect(jsonLines(result.stdout).tickets.map((ticket) => ticket.status)).toEqual(ids.map(() => 'passed'));
     const calls = git.calls();
-    expect(calls.length / ids.length, calls.join('\n')).toBeLessThanOrEqual(19.5);
+    expect(calls.length / ids.length, calls.join('\n')).toBeLessThanOrEqual(17.5);
     // Two tickets may each list before the other has made its worktree; then no more
     // for killed runs, and one per ticket that commits (is its branch checked out somewhere?).
     expect(count(calls, 'worktree list'), calls.join('\n')).toBeLessThanOrEqual(2 + ids.length);
     expect(count(calls, 'worktree add')).toBe(ids.length);
-    expect(count(calls, 'rev-parse'), calls.join('\n')).toBe(ids.length);
+    // The repository and HEAD of the tickets' folder, asked once for all four (it was once a ticket).
+    expect(count(calls, 'rev-parse'), calls.join('\n')).toBe(1);
     expect(count(calls, 'symbolic-ref')).toBe(0);
   });
 });

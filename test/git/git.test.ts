@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
-import { findRepoAndCommit, gitCommonDir, gitPaths } from '../../src/git/git.js';
+import { askRepoAndCommitAhead, findRepoAndCommit, gitCommonDir, gitPaths } from '../../src/git/git.js';
 import { makeRepo, makeTempDir, runGit, writeFiles } from '../ticket/temp-repo.js';
 
 describe('findRepoAndCommit', () => {
@@ -23,6 +23,26 @@ describe('findRepoAndCommit', () => {
     runGit(empty, ['init', '-q']);
     expect(await findRepoAndCommit(empty, 'HEAD')).toEqual({ root: empty, commit: null });
     expect(await findRepoAndCommit(makeTempDir(), 'HEAD')).toEqual({ root: null, commit: null });
+  });
+});
+
+describe('askRepoAndCommitAhead', () => {
+  it('answers the next findRepoAndCommit of the same folder and rev from what git said then, and only that one', async () => {
+    const repo = makeRepo();
+    const before = runGit(repo, ['rev-parse', 'HEAD']).trim();
+    askRepoAndCommitAhead(repo, 'HEAD');
+    // Asked before this commit: the answer taken is the one git gave when asked.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    writeFiles(repo, { 'b.txt': 'b\n' });
+    runGit(repo, ['add', '-A']);
+    runGit(repo, ['commit', '-qm', 'second']);
+    const after = runGit(repo, ['rev-parse', 'HEAD']).trim();
+    expect(await findRepoAndCommit(repo, 'HEAD')).toEqual({ root: repo, commit: before });
+    // Taken once: the next call asks git again.
+    expect(await findRepoAndCommit(repo, 'HEAD')).toEqual({ root: repo, commit: after });
+    // Another rev is not answered from it.
+    askRepoAndCommitAhead(repo, 'HEAD');
+    expect(await findRepoAndCommit(repo, 'HEAD~1')).toEqual({ root: repo, commit: before });
   });
 });
 
