@@ -354,6 +354,15 @@ async function runGit(cwd: string, args: string[], options: GitOptions, encoding
 
 /** The top directory of the repository containing `dir`, or null when it is not in one. */
 export async function findRepoRoot(dir: string): Promise<string | null> {
+  return takeAskedAhead(`root\0${dir}`) ?? askRepoRoot(dir);
+}
+
+/** Asks git now what findRepoRoot(dir) will be asked soon, as askRepoAndCommitAhead does. */
+export function askRepoRootAhead(dir: string): void {
+  askAhead(`root\0${dir}`, () => askRepoRoot(dir));
+}
+
+async function askRepoRoot(dir: string): Promise<string | null> {
   const r = await git(dir, ['rev-parse', '--show-toplevel'], { allowFailure: true }).catch(() => null);
   if (!r || r.exitCode !== 0) return null;
   return r.stdout.trim();
@@ -367,19 +376,10 @@ export async function findRepoRoot(dir: string): Promise<string | null> {
  * asking again: the run's worktree and host checks need them before anything else.
  */
 export async function findRepoAndCommit(dir: string, rev: string): Promise<RepoAndCommit> {
-  const key = `${dir}\0${rev}`;
-  const asked = askedAhead.get(key);
-  if (asked !== undefined) {
-    askedAhead.delete(key);
-    return asked;
-  }
-  return askRepoAndCommit(dir, rev);
+  return takeAskedAhead(`commit\0${dir}\0${rev}`) ?? askRepoAndCommit(dir, rev);
 }
 
 type RepoAndCommit = { root: string | null; commit: string | null; refused?: string };
-
-/** findRepoAndCommit answers asked ahead, each taken by the first call that asks the same, and only by it. */
-const askedAhead = new Map<string, Promise<RepoAndCommit>>();
 
 /**
  * Asks git now what findRepoAndCommit(dir, rev) will be asked soon: `corral run` knows the
@@ -388,12 +388,24 @@ const askedAhead = new Map<string, Promise<RepoAndCommit>>();
  * answer (a later one asks git again); one the ticket does not ask for is dropped.
  */
 export function askRepoAndCommitAhead(dir: string, rev: string): void {
-  const key = `${dir}\0${rev}`;
+  askAhead(`commit\0${dir}\0${rev}`, () => askRepoAndCommit(dir, rev));
+}
+
+/** Answers asked ahead, by what was asked; each is taken by the first call that asks the same, and only by it. */
+const askedAhead = new Map<string, Promise<unknown>>();
+
+function askAhead(key: string, ask: () => Promise<unknown>): void {
   if (askedAhead.has(key)) return;
-  const asked = askRepoAndCommit(dir, rev);
+  const asked = ask();
   // Never taken, a failure must not surface as an unhandled rejection.
   asked.catch(() => undefined);
   askedAhead.set(key, asked);
+}
+
+function takeAskedAhead<T>(key: string): Promise<T> | undefined {
+  const asked = askedAhead.get(key);
+  askedAhead.delete(key);
+  return asked as Promise<T> | undefined;
 }
 
 async function askRepoAndCommit(dir: string, rev: string): Promise<RepoAndCommit> {

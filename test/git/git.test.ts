@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
-import { askRepoAndCommitAhead, findRepoAndCommit, gitCommonDir, gitPaths } from '../../src/git/git.js';
+import { askRepoAndCommitAhead, askRepoRootAhead, findRepoAndCommit, findRepoRoot, gitCommonDir, gitPaths } from '../../src/git/git.js';
 import { makeRepo, makeTempDir, runGit, writeFiles } from '../ticket/temp-repo.js';
 
 describe('findRepoAndCommit', () => {
@@ -43,6 +43,19 @@ describe('askRepoAndCommitAhead', () => {
     // Another rev is not answered from it.
     askRepoAndCommitAhead(repo, 'HEAD');
     expect(await findRepoAndCommit(repo, 'HEAD~1')).toEqual({ root: repo, commit: before });
+  });
+
+  it('answers findRepoRoot the same way, once, and never for another folder', async () => {
+    const repo = makeRepo();
+    const outside = makeTempDir();
+    askRepoRootAhead(outside);
+    // Made a repository after it was asked: the answer taken is the one git gave then.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    runGit(outside, ['init', '-q']);
+    expect(await findRepoRoot(outside)).toBeNull();
+    expect(await findRepoRoot(outside)).toBe(outside);
+    askRepoRootAhead(outside);
+    expect(await findRepoRoot(repo)).toBe(repo);
   });
 });
 

@@ -14,9 +14,11 @@ export async function guardHookCommand(options: { agent: 'claude-code' | 'codex'
   const stdin = await readAll(io.stdin);
   let guard: Awaited<ReturnType<typeof dryRunGuard>> | undefined;
   const answer = await runGuardHook(options.agent, stdin, io.env, async (call): Promise<HookAnswer> => {
-    // A command is judged on its parse: the shell parser starts loading first, and its
-    // WASM compiles on V8's own threads while this one loads the guard's code.
-    if (call.tool === 'Bash') void import('../../guard/shell/parser.js').then(({ loadBashParser }) => loadBashParser()).catch(() => undefined);
+    // Started before the guard's code loads (awaited one by one, so that each has begun
+    // before that load holds this thread): the shell parser, whose WASM compiles on V8's
+    // own threads, for a command; and git, asked for the repository around this folder.
+    if (call.tool === 'Bash') void (await import('../../guard/shell/parser.js')).loadBashParser().catch(() => undefined);
+    if (guard === undefined) (await import('../../git/git.js')).askRepoRootAhead(process.cwd());
     const [dryRun, { judgeCall }] = await Promise.all([import('../../run/dry-run.js'), import('../../run/call-pipeline.js')]);
     // Judged as without a sandbox: in a person's own session the agent runs its commands
     // on the host, where nothing of corral's contains them, whatever a run would get here.
