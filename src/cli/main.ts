@@ -280,13 +280,15 @@ function reportError(error: unknown, io: CliIo): number {
 /**
  * The first thing a run asks git, the repository and HEAD of each ticket's folder, asked
  * before the run's code loads (about 50 ms here), so that git answers meanwhile. A ticket
- * file's folder, or a folder of tickets itself; at most four. A guess that no ticket asks
- * for (a ticket with `repo` or `base`, a glob) costs one git process and nothing else.
+ * file's folder, or a folder of tickets itself; of the first eight inputs, at most four
+ * folders. A guess that no ticket asks for (a ticket with `repo` or `base`, a glob) costs
+ * one git process and nothing else.
  */
 async function askTicketReposAhead(inputs: string[]): Promise<void> {
   const { askRepoAndCommitAhead } = await import('../git/git.js');
   const folders = new Set<string>();
-  for (const input of inputs) {
+  // The first few inputs only: a long list of files is most often one folder's.
+  for (const input of inputs.slice(0, 8)) {
     const absolute = path.resolve(input);
     const stats = statSync(absolute, { throwIfNoEntry: false });
     if (stats?.isFile()) folders.add(path.dirname(absolute));
