@@ -290,7 +290,14 @@ async function askTicketReposAhead(inputs: string[]): Promise<void> {
   // The first few inputs only: a long list of files is most often one folder's.
   for (const input of inputs.slice(0, 8)) {
     const absolute = path.resolve(input);
-    const stats = statSync(absolute, { throwIfNoEntry: false });
+    // A path that cannot be looked at (a file named as a folder, a loop, no permission)
+    // is the ticket loader's to report, with its documented exit.
+    let stats: ReturnType<typeof statSync>;
+    try {
+      stats = statSync(absolute, { throwIfNoEntry: false });
+    } catch {
+      continue;
+    }
     if (stats?.isFile()) folders.add(path.dirname(absolute));
     else if (stats?.isDirectory()) folders.add(absolute);
     if (folders.size >= 4) break;

@@ -61,7 +61,7 @@ $SIG{PIPE} = 'IGNORE';
 # Outside a namespace anyone of the user can signal it (pkill perl): it ends what it ran
 # first. Inside one, a handler would let commands signal init, so there are none.
 if ($reaper) { $SIG{$_} = sub { end_all(); exit 0 } for qw(TERM INT HUP) }
-my ($active, $ready, $in, $next_shell) = (undef, undef, '', undef);
+my ($active, $ready, $in, $want_ready) = (undef, undef, '', 0);
 sub frame {
   my $buf = pack('aNN', $_[0], $_[1], length $_[2]) . $_[2];
   while (length $buf) {
@@ -138,14 +138,12 @@ sub become {
 # A command's process: forked for its body at once, or (no body) forked ahead while corral
 # asks the model for its next call, to wait for its command on a pipe of its own (a fork of
 # this program costs about 2 ms on a VM, most of what the supervisor adds to a command;
-# when the supervisor goes, that pipe ends and so does the child). With a shell (below),
-# the child forked ahead goes further: it becomes that bash at once, and only the command
-# string comes on its pipe. Its pid, the read ends of its output, and for one forked ahead
-# the pipe's write end and a read end kept here: it tells, when the child ends, whether
-# the child took its command. Or why it failed; a lexical handle closes itself as it goes
-# out of scope.
+# when the supervisor goes, that pipe ends and so does the child). Its pid, the read ends
+# of its output, and for one forked ahead the pipe's write end and a read end kept here:
+# it tells, when the child ends, whether the child took its command. Or why it failed; a
+# lexical handle closes itself as it goes out of scope.
 sub fork_command {
-  my ($body, $shell) = @_;
+  my ($body) = @_;
   my ($spec_r, $spec_w);
   if (!defined $body) { pipe($spec_r, $spec_w) or return "pipe: $!" }
   pipe(my $out_r, my $out_w) or return "pipe: $!";
@@ -155,46 +153,14 @@ sub fork_command {
   if ($pid == 0) {
     $SIG{$_} = 'DEFAULT' for qw(CHLD PIPE TERM INT HUP);
     close $_ for grep { defined } $wake_r, $wake_w, $out_r, $err_r, $spec_w;
-    if ($shell) {
-      # Kept across exec (F_SETFD is 2 on Linux): the shell reads its command from it.
-      fcntl($spec_r, 2, 0);
-      $body = pack '(N/a)*', $shell->{cwd}, scalar(@{$shell->{argv}}) + 1, @{$shell->{argv}}, shell_boot(fileno $spec_r), @{$shell->{env}};
-    }
-    elsif (!defined $body) {
+    if (!defined $body) {
       $body = do { local $/; <$spec_r> };
       exit 0 unless defined $body && length $body;
       close $spec_r;
     }
     become($body, $out_w, $err_w);
   }
-  return { pid => $pid, out => $out_r, err => $err_r, spec => $spec_w, spec_r => $spec_r, ended => pidfd($pid), shell => $shell && $shell->{key} };
-}
-# What a command run by 'bash ... -c STRING' needs before its string is known: its cwd, its
-# environment and bash's argv up to the string, and the key that says whether a later
-# command needs the same (exactly the same bytes). The string alone goes second. Starting
-# bash costs about 4 ms on a VM (exec, the dynamic loader, bash's own start), most of what
-# is left of a short command; a shell started ahead pays it while the model is asked.
-# Not with an environment that makes bash run or print anything as it starts (BASH_ENV,
-# options such as xtrace): that must wait until a command has been let run.
-sub shell_of {
-  my ($cwd, $argc, @rest) = unpack '(N/a)*', $_[0];
-  return () unless defined $argc && $argc >= 3 && @rest >= $argc;
-  my @argv = splice @rest, 0, $argc;
-  return () unless $argv[-2] eq '-c' && $argv[0] =~ m{(?:^|/)bash\z};
-  return () if grep { /^(?:BASH_ENV|ENV|SHELLOPTS|BASHOPTS)=/ } @rest;
-  my $string = pop @argv;
-  return ({ key => pack('(N/a)*', $cwd, $argc, @argv, @rest), cwd => $cwd, argv => \@argv, env => \@rest }, $string);
-}
-# What the shell started ahead runs as its -c string: it reads the command to the end of
-# descriptor $fd (-N: in blocks, where a plain read takes a pipe a byte at a time; a bash
-# without -N fails it and runs nothing), closes it, and evaluates the command as
-# 'bash -c' would have run it: with its $_ and BASH_EXECUTION_STRING, and no variable
-# of this script's left. Unlike 'bash -c', bash forks even the command's last program,
-# and a syntax error is said to be eval's.
-sub shell_boot {
-  my ($fd) = @_;
-  return join '; ', '__b=$_', "IFS= read -r -N 2147483647 __c <&$fd || [ \$? = 1 ] || exit 126", "exec $fd<&-",
-    'printf -v __b %q "$__b"', 'BASH_EXECUTION_STRING=$__c', 'eval "unset -v __b __c; : $__b; $__c"';
+  return { pid => $pid, out => $out_r, err => $err_r, spec => $spec_w, spec_r => $spec_r, ended => pidfd($pid) };
 }
 # A descriptor that select() sees readable once process $pid has ended (Linux 5.3's
 # pidfd_open, the same number on every architecture), or undef where there is none. The
@@ -209,7 +175,7 @@ sub pidfd {
 }
 sub prefork {
   return if $ready;
-  my $child = fork_command(undef, $next_shell);
+  my $child = fork_command(undef);
   $ready = $child if ref $child;
 }
 # Whether the command's spec is still in the pipe of the child forked ahead for it: its
@@ -234,26 +200,22 @@ sub restart {
 sub start {
   my ($id, $body) = @_;
   if ($active) { frame('X', $id, 'busy'); return }
-  my ($shell, $string) = shell_of($body);
-  # The next shell is started ahead as this command needs its own.
-  $next_shell = $shell;
+  $want_ready = 0;
   if (my $child = $ready) {
     $ready = undef;
-    # What the waiting child takes: the whole spec, or the string alone for a shell started for the same.
-    my $buf = !$child->{shell} ? $body : $shell && $shell->{key} eq $child->{shell} ? $string : undef;
-    while (defined $buf && length $buf) {
+    my $buf = $body;
+    while (length $buf) {
       my $n = syswrite $child->{spec}, $buf;
       if (!defined $n) { next if $!{EINTR}; last }
       substr($buf, 0, $n) = '';
     }
     close $child->{spec};
-    if (defined $buf && !length $buf) {
+    if (!length $buf) {
       $active = { %$child, id => $id, body => $body };
       frame('S', $id, $child->{pid});
       return;
     }
-    # A shell started for another cwd or environment, or a waiting child gone (killed from
-    # outside): the command is forked as it comes.
+    # The waiting child is gone (killed from outside): the command is forked as it comes.
     kill 'KILL', $child->{pid};
   }
   my $child = fork_command($body);
@@ -267,12 +229,13 @@ sub finish {
   my $id = $active->{id};
   $active = undef;
   frame('X', $id, $how);
-  # The next command's process at once: a shell takes about 6 ms on a VM to be ready (most
-  # of it page faults), and the next command may come as soon as the model answers.
-  prefork();
+  # Forked ahead only once a millisecond passes without the next command: one that
+  # comes at once (a scripted model) would find the fork in its way all the same, and
+  # a waiting child makes every page this program touches meanwhile a copy.
+  $want_ready = 1;
 }
 frame('R', 0, '');
-prefork();
+$want_ready = 1;
 while (1) {
   my $rin = '';
   vec($rin, fileno(STDIN), 1) = 1;
@@ -284,8 +247,9 @@ while (1) {
   # held by a process it could not end (another user's) must not hold the command.
   my $draining = $active && defined $active->{status};
   # Without a pidfd, a command's end that SIGCHLD failed to wake it for is found by looking again.
-  my $n = select(my $rout = $rin, undef, undef, $draining ? 2 : $running && !$active->{ended} ? 0.05 : undef);
+  my $n = select(my $rout = $rin, undef, undef, $draining ? 2 : $running && !$active->{ended} ? 0.05 : $want_ready && !$active ? 0.001 : undef);
   if ($n < 0) { reap(); next }
+  if ($n == 0 && $want_ready && !$active) { $want_ready = 0; prefork(); next }
   if ($n == 0 && $draining) { close $_ for grep { defined } @{$active}{qw(out err)}; @{$active}{qw(out err)} = (undef, undef) }
   if (vec($rout, fileno($wake_r), 1)) { sysread $wake_r, my $junk, 4096; $woken = 0 }
   reap();

@@ -71,33 +71,38 @@ describe('the git processes a ticket starts', () => {
 
   it("asks git for the ticket's repository before the run's code has loaded, and only once", async () => {
     const repo = repoWithFiles({ 'ticket.yaml': 'id: early\ntask: t\nallow: ["**"]\nallow_empty: true\nmodel: replay:replay.yaml\nsandbox: none\n', 'replay.yaml': 'turns:\n  - text: Done.\n' }, 'corral-git-early-');
+    const git = loggingGit();
+    // A probe in corral's process, one clock: when it first starts a process (git's
+    // launcher), and when it first reads the ticket file (the run's code has loaded by then).
     const dir = tempDir('corral-git-early-probe-');
-    const log = path.join(dir, 'times');
-    writeFileSync(log, '');
-    // The logging git and corral's process stamp the same clock (ms since the epoch).
-    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-    writeFileSync(path.join(dir, 'git'), `#!/bin/sh\nfor a in "$@"; do case "$a" in rev-parse) echo "$(date +%s%3N) rev-parse" >> '${log}';; esac; done\nexec '${realGit}' "$@"\n`);
-    chmodSync(path.join(dir, 'git'), 0o755);
-    // A probe in corral's process: when the ticket file is first read (the run's code has loaded by then).
+    const log = path.join(dir, 'order');
     const probe = path.join(dir, 'probe.cjs');
     writeFileSync(
       probe,
       [
-        `const fsp = require('node:fs/promises');`,
-        `const readFile = fsp.readFile;`,
-        `let seen = false;`,
-        `fsp.readFile = function (file, ...rest) { if (!seen && String(file).endsWith('ticket.yaml')) { seen = true; require('node:fs').appendFileSync(${JSON.stringify(log)}, Date.now() + ' ticket read\\n'); } return readFile.call(this, file, ...rest); };`,
+        `const fs = require('node:fs');`,
+        `const cp = require('node:child_process');`,
+        `const note = (what) => fs.appendFileSync(${JSON.stringify(log)}, what + '\\n');`,
+        `const spawn = cp.spawn;`,
+        `let spawned = false;`,
+        `cp.spawn = function (...args) { if (!spawned) { spawned = true; note('first process'); } return spawn.apply(this, args); };`,
+        `const readFile = fs.promises.readFile;`,
+        `let read = false;`,
+        `fs.promises.readFile = function (file, ...rest) { if (!read && String(file).endsWith('ticket.yaml')) { read = true; note('ticket read'); } return readFile.call(this, file, ...rest); };`,
         '',
       ].join('\n'),
     );
-    const result = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { PATH: `${dir}:${process.env.PATH ?? ''}`, NODE_OPTIONS: `--require ${probe}` } });
+    const result = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { PATH: `${git.bin}:${process.env.PATH ?? ''}`, NODE_OPTIONS: `--require ${probe}` } });
     expect(result.exitCode, result.stderr).toBe(0);
-    const events = readFileSync(log, 'utf8').trim().split('\n').map((line) => ({ at: Number(line.split(' ')[0]), what: line.slice(line.indexOf(' ') + 1) }));
-    expect(events.filter((event) => event.what === 'rev-parse')).toHaveLength(1);
-    const asked = events.find((event) => event.what === 'rev-parse')!;
-    const read = events.find((event) => event.what === 'ticket read')!;
-    expect(read, JSON.stringify(events)).toBeDefined();
-    expect(asked.at, JSON.stringify(events)).toBeLessThanOrEqual(read.at);
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual(['first process', 'ticket read']);
+    expect(count(git.calls(), 'rev-parse'), git.calls().join('\n')).toBe(1);
+  });
+
+  it('leaves a ticket path it cannot look at to the ticket loader, which refuses it with exit 64', async () => {
+    const repo = repoWithFiles({ 'ticket.yaml': 'task: t\n' }, 'corral-git-early-bad-');
+    const result = await runCli(['run', 'ticket.yaml/inside'], { cwd: repo });
+    expect(result.exitCode, result.stderr).toBe(64);
+    expect(result.stderr).toMatch(/no such file or directory: \S*ticket\.yaml\/inside/);
   });
 
   it('a batch lists the worktrees once to find killed runs, not once per ticket, and each ticket starts at most 17.5', async () => {

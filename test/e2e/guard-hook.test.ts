@@ -38,9 +38,9 @@ describe('corral guard hook without a run', () => {
   });
 
   it("judges as without a sandbox: the agent's own session runs its commands on the host", async () => {
-    // On a machine where bubblewrap works a run would contain these; the agent's own
-    // session does not, so none of them may pass as contained.
-    const repo = repoWithFiles({ 'src/a.js': 'x\n' });
+    // A run here would contain these in bubblewrap (the config says so, whether or not it
+    // works on this machine); the agent's own session does not, so none may pass as contained.
+    const repo = repoWithFiles({ 'corral.yaml': 'sandbox: bwrap\n', 'src/a.js': 'x\n' });
     const call = (command: string) => ({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command }, tool_use_id: 't', cwd: repo });
     for (const [command, effect] of [
       ['kill -9 1', 'deny'],

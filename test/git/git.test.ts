@@ -27,32 +27,29 @@ describe('findRepoAndCommit', () => {
 });
 
 describe('askRepoAndCommitAhead', () => {
-  it('answers the next findRepoAndCommit of the same folder and rev from what git said then, and only that one', async () => {
+  it('answers the next findRepoAndCommit of the same folder and rev, and only that one', async () => {
     const repo = makeRepo();
     const before = runGit(repo, ['rev-parse', 'HEAD']).trim();
     askRepoAndCommitAhead(repo, 'HEAD');
-    // Asked before this commit: the answer taken is the one git gave when asked.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await findRepoAndCommit(repo, 'HEAD')).toEqual({ root: repo, commit: before });
+    // Taken once: a call after the repository moved on asks git again, never the old answer.
     writeFiles(repo, { 'b.txt': 'b\n' });
     runGit(repo, ['add', '-A']);
     runGit(repo, ['commit', '-qm', 'second']);
     const after = runGit(repo, ['rev-parse', 'HEAD']).trim();
-    expect(await findRepoAndCommit(repo, 'HEAD')).toEqual({ root: repo, commit: before });
-    // Taken once: the next call asks git again.
     expect(await findRepoAndCommit(repo, 'HEAD')).toEqual({ root: repo, commit: after });
-    // Another rev is not answered from it.
+    // Another rev, or another folder, is not answered from it.
     askRepoAndCommitAhead(repo, 'HEAD');
     expect(await findRepoAndCommit(repo, 'HEAD~1')).toEqual({ root: repo, commit: before });
+    expect(await findRepoAndCommit(makeTempDir(), 'HEAD')).toEqual({ root: null, commit: null });
   });
 
   it('answers findRepoRoot the same way, once, and never for another folder', async () => {
     const repo = makeRepo();
     const outside = makeTempDir();
     askRepoRootAhead(outside);
-    // Made a repository after it was asked: the answer taken is the one git gave then.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    runGit(outside, ['init', '-q']);
     expect(await findRepoRoot(outside)).toBeNull();
+    runGit(outside, ['init', '-q']);
     expect(await findRepoRoot(outside)).toBe(outside);
     askRepoRootAhead(outside);
     expect(await findRepoRoot(repo)).toBe(repo);
