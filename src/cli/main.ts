@@ -8,6 +8,7 @@ import { suggestName } from '../text/suggest-name.js';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './completion.js';
 import { endOutputQuietlyOnClosedPipe, type CliIo } from './io.js';
 import type { ReportingOptions } from './reporting.js';
+import type { FindRepoAndCommit } from '../ticket/references.js';
 
 
 /**
@@ -59,9 +60,9 @@ export function corralProgram(io: CliIo, setExitCode: (code: number) => void): C
     .option('--runs-dir <dir>', 'where run directories go (default: <repo>/.corral/runs)')
     .option('--unattended', 'nobody is there to approve: refuse every ask (also when CI=true or stdin is not a terminal)')
     .action(async (tickets: string[], options: RunCommandOptions) => {
-      await askTicketReposAhead(tickets);
+      const findRepo = await askTicketReposAhead(tickets);
       const { runCommand } = await import('./commands/run.js');
-      setExitCode(await runCommand(tickets, options, io));
+      setExitCode(await runCommand(tickets, options, io, findRepo));
     });
 
   program
@@ -279,13 +280,14 @@ function reportError(error: unknown, io: CliIo): number {
 
 /**
  * The first thing a run asks git, the repository and HEAD of each ticket's folder, asked
- * before the run's code loads (about 50 ms here), so that git answers meanwhile. A ticket
- * file's folder, or a folder of tickets itself; of the first eight inputs, at most four
- * folders. A guess that no ticket asks for (a ticket with `repo` or `base`, a glob) costs
- * one git process and nothing else.
+ * before the run's code loads (about 50 ms here), so that git answers meanwhile; the run's
+ * ticket loader takes the answers from the lookups returned. A ticket file's folder, or a
+ * folder of tickets itself; of the first eight inputs, at most four folders. A guess that
+ * no ticket asks for (a ticket with `repo` or `base`, a glob) costs one git process.
  */
-async function askTicketReposAhead(inputs: string[]): Promise<void> {
-  const { askRepoAndCommitAhead } = await import('../git/git.js');
+async function askTicketReposAhead(inputs: string[]): Promise<FindRepoAndCommit> {
+  const { sharedRepoLookups } = await import('../git/git.js');
+  const findRepo = sharedRepoLookups();
   const folders = new Set<string>();
   // The first few inputs only: a long list of files is most often one folder's.
   for (const input of inputs.slice(0, 8)) {
@@ -302,5 +304,6 @@ async function askTicketReposAhead(inputs: string[]): Promise<void> {
     else if (stats?.isDirectory()) folders.add(absolute);
     if (folders.size >= 4) break;
   }
-  for (const folder of folders) askRepoAndCommitAhead(folder, 'HEAD');
+  for (const folder of folders) void findRepo(folder, 'HEAD');
+  return findRepo;
 }

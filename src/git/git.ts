@@ -354,15 +354,6 @@ async function runGit(cwd: string, args: string[], options: GitOptions, encoding
 
 /** The top directory of the repository containing `dir`, or null when it is not in one. */
 export async function findRepoRoot(dir: string): Promise<string | null> {
-  return takeAskedAhead(`root\0${dir}`) ?? askRepoRoot(dir);
-}
-
-/** Asks git now what findRepoRoot(dir) will be asked soon, as askRepoAndCommitAhead does. */
-export function askRepoRootAhead(dir: string): void {
-  askAhead(`root\0${dir}`, () => askRepoRoot(dir));
-}
-
-async function askRepoRoot(dir: string): Promise<string | null> {
   const r = await git(dir, ['rev-parse', '--show-toplevel'], { allowFailure: true }).catch(() => null);
   if (!r || r.exitCode !== 0) return null;
   return r.stdout.trim();
@@ -376,39 +367,6 @@ async function askRepoRoot(dir: string): Promise<string | null> {
  * asking again: the run's worktree and host checks need them before anything else.
  */
 export async function findRepoAndCommit(dir: string, rev: string): Promise<RepoAndCommit> {
-  return takeAskedAhead(`commit\0${dir}\0${rev}`) ?? askRepoAndCommit(dir, rev);
-}
-
-type RepoAndCommit = { root: string | null; commit: string | null; refused?: string };
-
-/**
- * Asks git now what findRepoAndCommit(dir, rev) will be asked soon: `corral run` knows the
- * ticket's folder before it has loaded the code that reads the ticket, and git answers
- * while that code loads. Only the next call with the same folder and rev takes the
- * answer (a later one asks git again); one the ticket does not ask for is dropped.
- */
-export function askRepoAndCommitAhead(dir: string, rev: string): void {
-  askAhead(`commit\0${dir}\0${rev}`, () => askRepoAndCommit(dir, rev));
-}
-
-/** Answers asked ahead, by what was asked; each is taken by the first call that asks the same, and only by it. */
-const askedAhead = new Map<string, Promise<unknown>>();
-
-function askAhead(key: string, ask: () => Promise<unknown>): void {
-  if (askedAhead.has(key)) return;
-  const asked = ask();
-  // Never taken, a failure must not surface as an unhandled rejection.
-  asked.catch(() => undefined);
-  askedAhead.set(key, asked);
-}
-
-function takeAskedAhead<T>(key: string): Promise<T> | undefined {
-  const asked = askedAhead.get(key);
-  askedAhead.delete(key);
-  return asked as Promise<T> | undefined;
-}
-
-async function askRepoAndCommit(dir: string, rev: string): Promise<RepoAndCommit> {
   if (rev.startsWith('-')) return { root: await findRepoRoot(dir), commit: null };
   // git prints the paths and the top directory first and then verifies the rev: exit 1
   // (quiet) when the rev names no commit, 128 when there is no repository at all.
@@ -421,6 +379,27 @@ async function askRepoAndCommit(dir: string, rev: string): Promise<RepoAndCommit
   if (root && paths !== null && !knownPaths.has(root)) remember(root, Promise.resolve(paths));
   const refused = r && r.exitCode !== 0 && r.exitCode !== 1 ? refusedForOwnership(r.stderr) : null;
   return { root: root || null, commit: r?.exitCode === 0 && commit ? commit : null, ...(refused ? { refused } : {}) };
+}
+
+type RepoAndCommit = { root: string | null; commit: string | null; refused?: string };
+
+/**
+ * findRepoAndCommit for one command: each folder and rev is asked of git once, its answer
+ * shared by every later ask (the tickets of a folder, and `corral run` asking before the
+ * code that reads them has loaded). For what is asked at one moment, not over a long life.
+ */
+export function sharedRepoLookups(): typeof findRepoAndCommit {
+  const asked = new Map<string, Promise<RepoAndCommit>>();
+  return (dir, rev) => {
+    const key = `${dir}\0${rev}`;
+    let found = asked.get(key);
+    if (found === undefined) {
+      asked.set(key, (found = findRepoAndCommit(dir, rev)));
+      // Asked ahead and never awaited, a failure must not surface as an unhandled rejection.
+      found.catch(() => undefined);
+    }
+    return found;
+  };
 }
 
 /** The commit `rev` names in `repo`, or null when it does not resolve to a commit. */

@@ -19,11 +19,12 @@ const DRY_RUN_TMP = path.join(os.tmpdir(), 'corral-dry-run-tmp');
  * in for the worktree, with the user and project config, and the ticket's fence, checks
  * and rules. Without a ticket, the repository around `cwd` with a fence that allows
  * every path. The sandbox is the one a run would get here (the ticket's or the config's
- * choice, `auto` probed on this machine) unless `sandbox` names one.
+ * choice, `auto` probed on this machine) unless `sandbox` names one. `repoRoot`: the
+ * repository around `cwd`, when the caller has asked git for it already.
  */
-export async function dryRunGuard(ticketFile: string | undefined, cwd: string, hostEnv: NodeJS.ProcessEnv, sandbox?: GuardSandbox['kind']): Promise<Guard> {
+export async function dryRunGuard(ticketFile: string | undefined, cwd: string, hostEnv: NodeJS.ProcessEnv, sandbox?: GuardSandbox['kind'], repoRoot?: Promise<string | null>): Promise<Guard> {
   const ticket = ticketFile === undefined ? undefined : await loadTicket(ticketFile);
-  const root = ticket?.repo ?? (await findRepoRoot(cwd)) ?? cwd;
+  const root = ticket?.repo ?? (await (repoRoot ?? findRepoRoot(cwd))) ?? cwd;
   const loaded = await loadConfig(root, hostEnv, cwd);
   if (loaded.problems.length > 0) throw new UsageError(`${loaded.problems.length} problem(s) in the config`, loaded.problems);
   const settings = settingsFrom(loaded);

@@ -5,8 +5,9 @@ import { UsageError, type Problem } from '../errors.js';
 import { discoverTickets } from '../ticket/discover.js';
 import { findDuplicateIds } from '../ticket/duplicate-ids.js';
 import { loadTicket } from '../ticket/load.js';
+import type { FindRepoAndCommit } from '../ticket/references.js';
 import type { Ticket } from '../ticket/types.js';
-import { findRepoAndCommit, resolveCommit } from '../git/git.js';
+import { resolveCommit, sharedRepoLookups } from '../git/git.js';
 import { hookProblems } from './hook-preflight.js';
 import { preflightTicket, type PreflightOptions } from './preflight.js';
 import { findAgentCli, type ExternalAgent, type FoundCli } from '../agents/find-cli.js';
@@ -32,6 +33,8 @@ export interface LoadTicketsOptions extends PreflightOptions {
   requireUsdBudget?: boolean;
   /** The worktree starts from the host's working tree (`--from-worktree`), not the base commit. */
   fromWorktree?: boolean;
+  /** How the tickets' repositories are found: the command's own lookups (sharedRepoLookups), maybe asked already. */
+  findRepo?: FindRepoAndCommit;
 }
 
 /**
@@ -54,13 +57,7 @@ export async function loadTickets(inputs: string[], options: LoadTicketsOptions)
     return config;
   };
   // The tickets of a folder share its repository and HEAD: git is asked once for them all.
-  const repoLookups = new Map<string, ReturnType<typeof findRepoAndCommit>>();
-  const findRepo: typeof findRepoAndCommit = (dir, rev) => {
-    const key = `${dir}\0${rev}`;
-    let found = repoLookups.get(key);
-    if (found === undefined) repoLookups.set(key, (found = findRepoAndCommit(dir, rev)));
-    return found;
-  };
+  const findRepo = options.findRepo ?? sharedRepoLookups();
   for (const file of files) {
     const shown = path.relative(options.cwd, file) || file;
     try {

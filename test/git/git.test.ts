@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
-import { askRepoAndCommitAhead, askRepoRootAhead, findRepoAndCommit, findRepoRoot, gitCommonDir, gitPaths } from '../../src/git/git.js';
+import { findRepoAndCommit, gitCommonDir, gitPaths, sharedRepoLookups } from '../../src/git/git.js';
 import { makeRepo, makeTempDir, runGit, writeFiles } from '../ticket/temp-repo.js';
 
 describe('findRepoAndCommit', () => {
@@ -26,33 +26,22 @@ describe('findRepoAndCommit', () => {
   });
 });
 
-describe('askRepoAndCommitAhead', () => {
-  it('answers the next findRepoAndCommit of the same folder and rev, and only that one', async () => {
+describe('sharedRepoLookups', () => {
+  it('asks git once for each folder and rev, and shares the answer among the asks of one command', async () => {
     const repo = makeRepo();
     const before = runGit(repo, ['rev-parse', 'HEAD']).trim();
-    askRepoAndCommitAhead(repo, 'HEAD');
-    expect(await findRepoAndCommit(repo, 'HEAD')).toEqual({ root: repo, commit: before });
-    // Taken once: a call after the repository moved on asks git again, never the old answer.
+    const findRepo = sharedRepoLookups();
+    const first = findRepo(repo, 'HEAD');
+    expect(await first).toEqual({ root: repo, commit: before });
     writeFiles(repo, { 'b.txt': 'b\n' });
     runGit(repo, ['add', '-A']);
     runGit(repo, ['commit', '-qm', 'second']);
     const after = runGit(repo, ['rev-parse', 'HEAD']).trim();
-    expect(await findRepoAndCommit(repo, 'HEAD')).toEqual({ root: repo, commit: after });
-    // Another rev, or another folder, is not answered from it.
-    askRepoAndCommitAhead(repo, 'HEAD');
-    expect(await findRepoAndCommit(repo, 'HEAD~1')).toEqual({ root: repo, commit: before });
-    expect(await findRepoAndCommit(makeTempDir(), 'HEAD')).toEqual({ root: null, commit: null });
-  });
-
-  it('answers findRepoRoot the same way, once, and never for another folder', async () => {
-    const repo = makeRepo();
-    const outside = makeTempDir();
-    askRepoRootAhead(outside);
-    expect(await findRepoRoot(outside)).toBeNull();
-    runGit(outside, ['init', '-q']);
-    expect(await findRepoRoot(outside)).toBe(outside);
-    askRepoRootAhead(outside);
-    expect(await findRepoRoot(repo)).toBe(repo);
+    // The same ask within the command: the same answer, git not asked again.
+    expect(findRepo(repo, 'HEAD')).toBe(first);
+    // Another rev is asked of its own; so is everything a new command's lookups ask.
+    expect(await findRepo(repo, 'HEAD~1')).toEqual({ root: repo, commit: before });
+    expect(await sharedRepoLookups()(repo, 'HEAD')).toEqual({ root: repo, commit: after });
   });
 });
 

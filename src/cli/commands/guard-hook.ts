@@ -18,11 +18,12 @@ export async function guardHookCommand(options: { agent: 'claude-code' | 'codex'
     // before that load holds this thread): the shell parser, whose WASM compiles on V8's
     // own threads, for a command; and git, asked for the repository around this folder.
     if (call.tool === 'Bash') void (await import('../../guard/shell/parser.js')).loadBashParser().catch(() => undefined);
-    if (guard === undefined) (await import('../../git/git.js')).askRepoRootAhead(process.cwd());
+    const root = guard === undefined ? (await import('../../git/git.js')).findRepoRoot(process.cwd()) : undefined;
+    root?.catch(() => undefined);
     const [dryRun, { judgeCall }] = await Promise.all([import('../../run/dry-run.js'), import('../../run/call-pipeline.js')]);
     // Judged as without a sandbox: in a person's own session the agent runs its commands
     // on the host, where nothing of corral's contains them, whatever a run would get here.
-    guard ??= await dryRun.dryRunGuard(undefined, process.cwd(), io.env, 'none');
+    guard ??= await dryRun.dryRunGuard(undefined, process.cwd(), io.env, 'none', root);
     const { decision } = (await judgeCall(guard, call.tool, call.input)).verdict;
     return { effect: decision.effect, reason: `corral ${decision.effect === 'allow' ? 'allows' : decision.effect === 'deny' ? 'denies' : 'asks'}: rule ${decision.rule} (${decision.source ?? decision.scope}): ${decision.reason}` };
   });

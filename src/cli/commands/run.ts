@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { UsageError } from '../../errors.js';
 import { loadTickets } from '../../run/load-tickets.js';
+import type { FindRepoAndCommit } from '../../ticket/references.js';
 import { toJsonReport } from '../../report/json.js';
 import { createRedactor, secretValues } from '../../text/redact.js';
 import { runTicket } from '../../run/run-ticket.js';
@@ -25,9 +26,10 @@ import type { RunCommandOptions } from '../main.js';
 
 /**
  * `corral run`: validate every ticket first (nothing runs if one is bad), keep this
- * shard's, run them `--jobs` at a time, then report the batch.
+ * shard's, run them `--jobs` at a time, then report the batch. `findRepo`: the command's
+ * repository lookups, some asked before this code loaded.
  */
-export async function runCommand(inputs: string[], options: RunCommandOptions, io: CliIo): Promise<number> {
+export async function runCommand(inputs: string[], options: RunCommandOptions, io: CliIo, findRepo?: FindRepoAndCommit): Promise<number> {
   const cwd = process.cwd();
   const jobs = options.jobs === undefined ? availableParallelism() : parseCount('--jobs', options.jobs);
   const shard = options.shard === undefined ? undefined : parseShard(options.shard);
@@ -41,7 +43,7 @@ export async function runCommand(inputs: string[], options: RunCommandOptions, i
   const loadReplayScript = memoizeReplayLoads();
   // Nobody watching means nobody to notice commands running unconfined: that must be chosen.
   const requireSandbox = Boolean(options.unattended) || isCi(io.env);
-  const loaded = await loadTickets(inputs, { ...(model ? { model } : {}), ...(options.agent ? { agent: options.agent } : {}), env: io.env, cwd, requireKey: true, requireUsdBudget: maxUsd !== undefined, loadReplayScript, requireSandbox, fromWorktree: Boolean(options.fromWorktree) });
+  const loaded = await loadTickets(inputs, { ...(model ? { model } : {}), ...(options.agent ? { agent: options.agent } : {}), env: io.env, cwd, requireKey: true, requireUsdBudget: maxUsd !== undefined, loadReplayScript, requireSandbox, fromWorktree: Boolean(options.fromWorktree), ...(findRepo ? { findRepo } : {}) });
   const problems = loaded.flatMap((l) => l.problems);
   if (problems.length > 0) throw new UsageError(`${problems.length} problem(s) in the tickets; nothing was run`, problems);
   const runs = loaded
