@@ -1,9 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, runReport } from '../support/cli.js';
 import { startMessagesServer, type MessagesServer } from '../support/messages-server.js';
-import { commitFiles, extraWorktrees, makeDemoRepo, tempDir } from '../support/repo.js';
+import { preloadProbe } from '../support/probe.js';
+import { commitFiles, extraWorktrees, makeDemoRepo } from '../support/repo.js';
 
 const FAKE_KEY = 'sk-ant-test-0123456789abcdefghijklmnop';
 
@@ -114,20 +115,17 @@ describe('the real SDK path, against a local Messages API server', () => {
     const repo = makeDemoRepo();
     addTicket(repo, 'plain.yaml', 'task: t\nallow: ["**"]\nallow_empty: true\nmodel: claude-sonnet-4-6\n');
     // Node lists every internal module it has loaded; corral's process writes its list as it exits.
-    const probeDir = tempDir('corral-modules-');
-    const probe = path.join(probeDir, 'probe.cjs');
-    writeFileSync(
-      probe,
-      `if (/corral\\.cjs$/.test(process.argv[1] ?? '')) process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(path.join(probeDir, 'modules.json'))}, JSON.stringify(process.moduleLoadList)));\n`,
-    );
+    const probe = preloadProbe('corral-modules-', (dir) => [
+      `if (/corral\\.cjs$/.test(process.argv[1] ?? '')) process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(path.join(dir, 'modules.json'))}, JSON.stringify(process.moduleLoadList)));`,
+    ]);
     const run = await runCli(['run', 'fixtures/tickets/plain.yaml', '--json'], {
       cwd: repo,
-      env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: server.url, NODE_OPTIONS: `--require ${probe}` },
+      env: { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: server.url, NODE_OPTIONS: probe.nodeOptions },
     });
     expect(runReport(run.stdout)).toMatchObject({ status: 'passed', steps: 2 });
     // Three requests: the SDK read the 529's error body and retried through the same classes.
     expect(server.requests).toHaveLength(3);
-    const modules = JSON.parse(readFileSync(path.join(probeDir, 'modules.json'), 'utf8')) as string[];
+    const modules = JSON.parse(readFileSync(path.join(probe.dir, 'modules.json'), 'utf8')) as string[];
     expect(modules).toContain('NativeModule _http_client');
     expect(modules.filter((name) => /undici|internal\/fetch/.test(name))).toEqual([]);
   });

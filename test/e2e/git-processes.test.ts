@@ -3,6 +3,7 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../support/cli.js';
+import { preloadProbe } from '../support/probe.js';
 import { repoWithFiles, tempDir } from '../support/repo.js';
 
 // Every git process costs a fork of corral's main thread (synchronous in Node, 5–15 ms on
@@ -74,27 +75,20 @@ describe('the git processes a ticket starts', () => {
     const git = loggingGit();
     // A probe in corral's process, one clock: when it first starts a process (git's
     // launcher), and when it first reads the ticket file (the run's code has loaded by then).
-    const dir = tempDir('corral-git-early-probe-');
-    const log = path.join(dir, 'order');
-    const probe = path.join(dir, 'probe.cjs');
-    writeFileSync(
-      probe,
-      [
-        `const fs = require('node:fs');`,
-        `const cp = require('node:child_process');`,
-        `const note = (what) => fs.appendFileSync(${JSON.stringify(log)}, what + '\\n');`,
-        `const spawn = cp.spawn;`,
-        `let spawned = false;`,
-        `cp.spawn = function (...args) { if (!spawned) { spawned = true; note('first process'); } return spawn.apply(this, args); };`,
-        `const readFile = fs.promises.readFile;`,
-        `let read = false;`,
-        `fs.promises.readFile = function (file, ...rest) { if (!read && String(file).endsWith('ticket.yaml')) { read = true; note('ticket read'); } return readFile.call(this, file, ...rest); };`,
-        '',
-      ].join('\n'),
-    );
-    const result = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { PATH: `${git.bin}:${process.env.PATH ?? ''}`, NODE_OPTIONS: `--require ${probe}` } });
+    const probe = preloadProbe('corral-git-early-probe-', (dir) => [
+      `const fs = require('node:fs');`,
+      `const cp = require('node:child_process');`,
+      `const note = (what) => fs.appendFileSync(${JSON.stringify(path.join(dir, 'order'))}, what + '\\n');`,
+      `const spawn = cp.spawn;`,
+      `let spawned = false;`,
+      `cp.spawn = function (...args) { if (!spawned) { spawned = true; note('first process'); } return spawn.apply(this, args); };`,
+      `const readFile = fs.promises.readFile;`,
+      `let read = false;`,
+      `fs.promises.readFile = function (file, ...rest) { if (!read && String(file).endsWith('ticket.yaml')) { read = true; note('ticket read'); } return readFile.call(this, file, ...rest); };`,
+    ]);
+    const result = await runCli(['run', 'ticket.yaml', '--json'], { cwd: repo, env: { PATH: `${git.bin}:${process.env.PATH ?? ''}`, NODE_OPTIONS: probe.nodeOptions } });
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual(['first process', 'ticket read']);
+    expect(readFileSync(path.join(probe.dir, 'order'), 'utf8').trim().split('\n')).toEqual(['first process', 'ticket read']);
     expect(count(git.calls(), 'rev-parse'), git.calls().join('\n')).toBe(1);
   });
 

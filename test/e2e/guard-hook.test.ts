@@ -1,10 +1,11 @@
 import { execa } from 'execa';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { serveGuard } from '../../src/agents/guard-socket.js';
 import { NO_USER_CONFIG, PROJECT_ROOT } from '../support/cli.js';
-import { repoWithFiles, tempDir } from '../support/repo.js';
+import { preloadProbe } from '../support/probe.js';
+import { repoWithFiles } from '../support/repo.js';
 
 // `corral guard hook` in a person's own session (no run's socket): the repository's
 // settings decide, as `corral explain` judges.
@@ -63,33 +64,27 @@ describe('corral guard hook without a run', () => {
     // An agent inside corral waits for this process on every tool call: it only forwards.
     // A probe in the hook's process lists the CLI's chunks it reads.
     const repo = repoWithFiles({ 'src/a.js': 'x\n' });
-    const dir = tempDir('corral-hook-chunks-');
-    const probe = path.join(dir, 'probe.cjs');
-    const read = path.join(dir, 'read.json');
-    writeFileSync(
-      probe,
-      [
-        `const fs = require('node:fs');`,
-        `const readFileSync = fs.readFileSync;`,
-        `const chunks = [];`,
-        `fs.readFileSync = function (file, ...rest) { if (typeof file === 'string' && file.includes('dist/bundle/')) chunks.push(require('node:path').basename(file)); return readFileSync.call(this, file, ...rest); };`,
-        `process.on('exit', () => fs.writeFileSync(${JSON.stringify(read)}, JSON.stringify(chunks)));`,
-        '',
-      ].join('\n'),
-    );
+    const probe = preloadProbe('corral-hook-chunks-', (dir) => [
+      `const fs = require('node:fs');`,
+      `const readFileSync = fs.readFileSync;`,
+      `const chunks = [];`,
+      `fs.readFileSync = function (file, ...rest) { if (typeof file === 'string' && file.includes('dist/bundle/')) chunks.push(require('node:path').basename(file)); return readFileSync.call(this, file, ...rest); };`,
+      `process.on('exit', () => fs.writeFileSync(${JSON.stringify(path.join(dir, 'read.json'))}, JSON.stringify(chunks)));`,
+    ]);
+    const { dir } = probe;
     const asked: unknown[] = [];
     const server = await serveGuard(path.join(dir, 'guard.sock'), async (request) => {
       asked.push(request);
       return { effect: 'allow', reason: 'the run allows it' };
     });
     try {
-      const answer = await hook(repo, 'claude-code', { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_use_id: 't' }, { CORRAL_GUARD_SOCKET: path.join(dir, 'guard.sock'), NODE_OPTIONS: `--require ${probe}` });
+      const answer = await hook(repo, 'claude-code', { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_use_id: 't' }, { CORRAL_GUARD_SOCKET: path.join(dir, 'guard.sock'), NODE_OPTIONS: probe.nodeOptions });
       expect(answer.answer).toMatchObject({ permissionDecision: 'allow', permissionDecisionReason: 'the run allows it' });
     } finally {
       await server.close();
     }
     expect(asked).toHaveLength(1);
-    const chunks = (JSON.parse(readFileSync(read, 'utf8')) as string[]).filter((name) => name.endsWith('.cjs'));
+    const chunks = (JSON.parse(readFileSync(path.join(dir, 'read.json'), 'utf8')) as string[]).filter((name) => name.endsWith('.cjs'));
     expect(chunks.some((name) => name.startsWith('guard-hook-'))).toBe(true);
     // The guard (its decision, the call pipeline, the repository's settings) stays unread.
     expect(chunks.filter((name) => /^(call-pipeline|dry-run|guard)-/.test(name) && !name.startsWith('guard-hook-'))).toEqual([]);

@@ -1,10 +1,11 @@
 import { execa } from 'execa';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, runCli, runReport } from '../support/cli.js';
 import { startMessagesServer, type MessagesServer } from '../support/messages-server.js';
-import { commitFiles, makeDemoRepo, tempDir } from '../support/repo.js';
+import { preloadProbe } from '../support/probe.js';
+import { commitFiles, makeDemoRepo } from '../support/repo.js';
 
 // Node compiles its own modules (node:http, node:child_process, ...) from a code cache built
 // into it, which V8 refuses once the CLI has set its V8 flags: every such module a command
@@ -30,24 +31,18 @@ interface LoadOrder {
 
 /** A `--require` probe for corral's process (not the commands it starts) and where it writes. */
 function loadOrderProbe(): { nodeOptions: string; read: () => LoadOrder } {
-  const dir = tempDir('corral-load-order-');
-  const out = path.join(dir, 'order.json');
-  const probe = path.join(dir, 'probe.cjs');
-  writeFileSync(
-    probe,
-    [
-      `if (/corral\\.cjs$/.test(process.argv[1] ?? '')) {`,
-      `  const v8 = require('node:v8');`,
-      `  const setFlags = v8.setFlagsFromString;`,
-      `  let mark;`,
-      `  v8.setFlagsFromString = function (flags) { mark ??= process.moduleLoadList.length; return setFlags.call(this, flags); };`,
-      `  process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({ mark, loaded: process.moduleLoadList })));`,
-      `}`,
-      '',
-    ].join('\n'),
-  );
+  const probe = preloadProbe('corral-load-order-', (dir) => [
+    `if (/corral\\.cjs$/.test(process.argv[1] ?? '')) {`,
+    `  const v8 = require('node:v8');`,
+    `  const setFlags = v8.setFlagsFromString;`,
+    `  let mark;`,
+    `  v8.setFlagsFromString = function (flags) { mark ??= process.moduleLoadList.length; return setFlags.call(this, flags); };`,
+    `  process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(path.join(dir, 'order.json'))}, JSON.stringify({ mark, loaded: process.moduleLoadList })));`,
+    `}`,
+  ]);
+  const out = path.join(probe.dir, 'order.json');
   return {
-    nodeOptions: `--require ${probe}`,
+    nodeOptions: probe.nodeOptions,
     read: () => {
       const { mark, loaded } = JSON.parse(readFileSync(out, 'utf8')) as { mark?: number; loaded: string[] };
       // Without a mark the CLI set no flag, and the rest of the test would prove nothing.
