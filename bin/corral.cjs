@@ -56,7 +56,10 @@ v8.setFlagsFromString('--heap-growing-percent=50');
 // Node applies the bundle's source maps (stack frames in src/*.ts) only to code its own
 // loader compiled; under --enable-source-maps the chunks load through it, without the cache.
 const bundle = process.sourceMapsEnabled ? { load: require, saveCaches() {} } : createBundleLoader();
-const { main } = bundle.load(path.join(__dirname, '../dist/bundle/corral.cjs'));
+const { main, closeInheritedDescriptors } = bundle.load(path.join(__dirname, '../dist/bundle/corral.cjs'));
+// Before anything is started: a descriptor whatever started corral left open would reach
+// every command, hook and agent CLI (src/proc/inherited-fds.ts).
+closeInheritedDescriptors();
 // stdin is made only when asked for: it costs Node a stream, and only a run with someone
 // at the terminal reads it.
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, get stdin() { return process.stdin; } };
