@@ -9,9 +9,9 @@ import { closeSync, readdirSync, readFileSync } from 'node:fs';
 // bubblewrap of its own, no sandbox). The supervisor closes its own too, for the same
 // reason, in case anything else starts it.
 //
-// Which ones: what Node and libuv open is close-on-exec (they open everything with
-// O_CLOEXEC), and an inherited descriptor cannot be (exec would have closed it), so the
-// flag tells them apart; /proc/self/fdinfo shows it as O_CLOEXEC in `flags`. The IPC
+// Which ones: those that are not close-on-exec. One that is never reaches a process corral
+// starts, and what Node and libuv open all are (they open everything with O_CLOEXEC), so
+// one that is not came from outside; /proc/self/fdinfo shows the flag in `flags`. The IPC
 // channel of a Node parent (child_process.fork) is the one inherited descriptor Node uses
 // itself, and stays. (No input or output of corral can be a descriptor: a ticket must be
 // a .yaml, .yml or .md file, and reports are written by renaming a file into place.)
