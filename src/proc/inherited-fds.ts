@@ -1,4 +1,4 @@
-import { closeSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 
 // A descriptor that whatever started corral left open (a CI runner's, a terminal's, a
 // parent's pipe) passes into every process corral starts: Node hands its children all it
@@ -11,14 +11,17 @@ import { closeSync, readdirSync, readFileSync } from 'node:fs';
 //
 // Which ones: those that are not close-on-exec. One that is never reaches a process corral
 // starts, and what Node and libuv open all are (they open everything with O_CLOEXEC), so
-// one that is not came from outside; /proc/self/fdinfo shows the flag in `flags`. The IPC
-// channel of a Node parent (child_process.fork) is the one inherited descriptor Node uses
-// itself, and stays. (No input or output of corral can be a descriptor: a ticket must be
-// a .yaml, .yml or .md file, and reports are written by renaming a file into place.)
+// one that is not came from outside; /proc/self/fdinfo shows the flag in `flags`. Two
+// things of this process's own are not close-on-exec either, and stay: the IPC channel of
+// a Node parent, and the files V8 writes its logs to when told to (`--prof`, `--log-*`,
+// `--perf-basic-prof`, given on the command line or in NODE_OPTIONS): V8 opens them with
+// fopen, and would go on writing to whatever file took the number next. With such a flag
+// nothing is closed (corral is being profiled by its own developer, not run by CI).
 
-/** O_CLOEXEC as /proc/<pid>/fdinfo shows it (octal), on the architectures where Linux uses the generic value. */
+/** O_CLOEXEC as /proc/<pid>/fdinfo shows it (octal), where Linux uses the generic value; checked on a descriptor of our own first. */
 const O_CLOEXEC = 0o2000000;
-const GENERIC_FLAGS: readonly string[] = ['x64', 'ia32', 'arm', 'arm64', 'riscv64', 'loong64', 'ppc64', 's390x'];
+/** V8 flags that make it open log files of its own (`--no-…` turns one off, and is no match). */
+const V8_LOG_FLAG = /(?:^|\s)--(?:prof|log|logfile|perf[-_](?:basic[-_])?prof)(?=[-_=\s]|$)/;
 
 /** The descriptor of the IPC channel a Node parent opened for this process, if any. */
 function channelFd(): number | undefined {
@@ -26,33 +29,56 @@ function channelFd(): number | undefined {
   return typeof channel?.fd === 'number' ? channel.fd : undefined;
 }
 
+/** The `flags` /proc/self/fdinfo shows for `fd`, or null when it cannot be read. */
+function fdFlags(fd: number): number | null {
+  let info: string;
+  try {
+    info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
+  } catch {
+    return null;
+  }
+  const flags = /^flags:\s*([0-7]+)$/m.exec(info);
+  return flags === null ? null : parseInt(flags[1]!, 8);
+}
+
+/** Whether /proc/self/fdinfo shows the close-on-exec flag where we expect it: on a descriptor known to have it. */
+function fdinfoShowsCloseOnExec(): boolean {
+  let fd: number;
+  try {
+    fd = openSync('/dev/null', 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const flags = fdFlags(fd);
+    return flags !== null && (flags & O_CLOEXEC) !== 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Closes every descriptor above 2 that this process inherited (not close-on-exec), but
- * the IPC channel, and returns their numbers. Where /proc cannot be read, or the flag's
- * value is not known, it closes none.
+ * the IPC channel, and returns their numbers. It closes none where /proc cannot be read,
+ * where fdinfo does not show the flag as expected, or while V8 writes logs of its own.
  */
-export function closeInheritedDescriptors(): number[] {
-  if (!GENERIC_FLAGS.includes(process.arch)) return [];
+export function closeInheritedDescriptors(execArgv: readonly string[] = process.execArgv, nodeOptions: string = process.env.NODE_OPTIONS ?? ''): number[] {
+  if (V8_LOG_FLAG.test(`${execArgv.join(' ')} ${nodeOptions}`)) return [];
   let names: string[];
   try {
     names = readdirSync('/proc/self/fd');
   } catch {
     return [];
   }
+  if (!fdinfoShowsCloseOnExec()) return [];
   const kept = channelFd();
   const closed: number[] = [];
   for (const name of names) {
     const fd = Number(name);
     if (!Number.isInteger(fd) || fd <= 2 || fd === kept) continue;
-    let info: string;
-    try {
-      info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
-    } catch {
-      // The listing's own descriptor, closed once it was read.
-      continue;
-    }
-    const flags = /^flags:\s*([0-7]+)$/m.exec(info);
-    if (flags === null || (parseInt(flags[1]!, 8) & O_CLOEXEC) !== 0) continue;
+    // null: the listing's own descriptor, closed once it was read.
+    const flags = fdFlags(fd);
+    if (flags === null || (flags & O_CLOEXEC) !== 0) continue;
     try {
       closeSync(fd);
       closed.push(fd);

@@ -143,18 +143,30 @@ sub become {
   if ($execve) {
     my ($path) = map { substr $_, 5 } grep { /^PATH=/ } @rest;
     my @dirs = defined $path ? split(/:/, $path, -1) : ('/bin', '/usr/bin');
-    my @files = $argv[0] =~ m{/} ? ($argv[0]) : map { (length $_ ? $_ : '.') . "/$argv[0]" } @dirs ? @dirs : ('');
+    my @files = !length $argv[0] ? () : $argv[0] =~ m{/} ? ($argv[0]) : map { (length $_ ? $_ : '.') . "/$argv[0]" } @dirs ? @dirs : ('');
     my ($argvp, $envp) = (pack('p*', @argv, undef), pack('p*', @rest, undef));
-    # ENOENT 2, EACCES 13, ENOTDIR 20 (Linux's everywhere), compared as numbers: %! would
-    # run Errno's code in this child, a copy of each page that touches.
-    my ($errno, $denied) = (2, 0);
+    # As execvp: a file not there (ENOENT 2, ENOTDIR 20, ESTALE 116, ENODEV 19, ETIMEDOUT
+    # 110) or not runnable (EACCES 13, said if nothing else was found) lets the search go
+    # on; one without a #! line (ENOEXEC 8) runs with /bin/sh. The numbers are Linux's on
+    # every architecture in the table; compared as numbers, as %! would run Errno's code
+    # in this child, a copy of each page that touches.
+    my ($errno, $denied, $searched) = (2, 0, 1);
     for my $file (@files) {
       syscall($execve, $file, $argvp, $envp);
       $errno = $! + 0;
+      if ($errno == 8) {
+        # In variables: syscall() takes no read-only string.
+        my @sh = ('/bin/sh', $file, @argv[1 .. $#argv]);
+        syscall($execve, $sh[0], pack('p*', @sh, undef), $envp);
+        ($errno, $searched) = ($! + 0, 0);
+        last;
+      }
       $denied ||= $errno == 13;
-      last unless $errno == 2 || $errno == 13 || $errno == 20;
+      next if $errno == 2 || $errno == 13 || $errno == 20 || $errno == 116 || $errno == 19 || $errno == 110;
+      $searched = 0;
+      last;
     }
-    $! = $denied && ($errno == 2 || $errno == 20) ? 13 : $errno;
+    $! = $searched && $denied ? 13 : $errno;
   } else {
     %ENV = map { split /=/, $_, 2 } @rest;
     exec { $argv[0] } @argv;
@@ -313,7 +325,7 @@ while (1) {
 `;
 
 /** setsid's system call number, so the supervisor needs no module; elsewhere it loads POSIX. */
-const SETSID_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = { x64: 112, arm64: 157, riscv64: 157, loong64: 157, arm: 66, ia32: 66, ppc64: 149, s390x: 66 };
+const SETSID_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = { x64: 112, arm64: 157, riscv64: 157, loong64: 157, arm: 66, ia32: 66, ppc64: 66, s390x: 66 };
 /** execve's system call number, so a command is exec'd with its environment as given; elsewhere perl's exec after %ENV. */
 const EXECVE_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = { x64: 59, arm64: 221, riscv64: 221, loong64: 221, arm: 11, ia32: 11, ppc64: 11, s390x: 11 };
 

@@ -8,20 +8,40 @@ import { PROJECT_ROOT } from '../support/cli.js';
 // it runs gets a descriptor of whoever started it; Node's own descriptors, and a Node
 // parent's IPC channel, must survive that. test/e2e/inherited-fds.test.ts runs the CLI.
 
+interface Said {
+  closed: number[];
+  left: number[];
+  channel: number;
+  loopsBefore: number[];
+  loopsAfter: number[];
+}
+
+/** The fixture forked with the IPC channel on 3 and pipes its parent leaves open on 200 and 201. */
+async function closeInChild(execArgv: string[] = []): Promise<Said> {
+  const stdio: StdioOptions = ['ignore', 'ignore', 'inherit', 'ipc', ...Array<'ignore'>(196).fill('ignore'), 'pipe', 'pipe'];
+  const child = fork(path.join(PROJECT_ROOT, 'test/fixtures/close-inherited.cjs'), { stdio, execArgv });
+  const [said] = (await once(child, 'message')) as [Said];
+  const [code] = (await once(child, 'exit')) as [number];
+  expect(code).toBe(0);
+  return said;
+}
+
 describe.runIf(process.platform === 'linux')('closing the descriptors corral inherited', () => {
-  it('closes what the parent passed beyond stdin, stdout and stderr, and keeps the IPC channel working', async () => {
-    // fd 3: the IPC channel; 200 and 201: pipes the parent leaves open in the child.
-    const stdio: StdioOptions = ['ignore', 'ignore', 'inherit', 'ipc', ...Array<'ignore'>(196).fill('ignore'), 'pipe', 'pipe'];
-    const child = fork(path.join(PROJECT_ROOT, 'test/fixtures/close-inherited.cjs'), { stdio });
-    const [said] = (await once(child, 'message')) as [{ closed: number[]; left: number[]; channel: number }];
+  it("closes what the parent passed beyond stdin, stdout and stderr, and keeps the IPC channel and the event loop's own", async () => {
+    const said = await closeInChild();
     expect(said.channel).toBe(3);
     // And whatever this process was given that it passed on (a CI runner's, a terminal's).
     expect(said.closed).toEqual(expect.arrayContaining([200, 201]));
     expect(said.left).toEqual(expect.arrayContaining([0, 1, 2, 3]));
     expect(said.left).not.toContain(200);
     expect(said.left).not.toContain(201);
-    // Node's own (its event loop's) were not touched: the child went on and answered.
-    const [code] = (await once(child, 'exit')) as [number];
-    expect(code).toBe(0);
+    expect(said.loopsBefore.length).toBeGreaterThan(0);
+    expect(said.loopsAfter).toEqual(said.loopsBefore);
+  });
+
+  it('closes nothing while V8 writes logs of its own, which it opens without close-on-exec', async () => {
+    const said = await closeInChild(['--perf-basic-prof']);
+    expect(said.closed).toEqual([]);
+    expect(said.left).toEqual(expect.arrayContaining([200, 201]));
   });
 });

@@ -27,6 +27,9 @@ beforeAll(() => {
   script(path.join(dir, 'second', 'corral-probe'), 'second', 0o755);
   script(path.join(dir, 'denied', 'corral-denied'), 'denied', 0o644);
   script(path.join(dir, 'here'), 'from the folder', 0o755);
+  // No #! line: execvp runs it with /bin/sh, and so must the supervisor.
+  writeFileSync(path.join(dir, 'second', 'corral-plain'), 'echo plain "$1" "$0"\n');
+  chmodSync(path.join(dir, 'second', 'corral-plain'), 0o755);
   supervisor = new Supervisor(supervisorArgv(reaper.kind === 'perl' ? reaper.program : 'perl', { reaper: true }), 'commands', true);
 });
 afterAll(async () => {
@@ -44,6 +47,10 @@ describe.skipIf(skip)("a supervised command's program", () => {
   it("is looked for on the command's own PATH, passing over one that cannot be run", async () => {
     const env = { PATH: `${dir}/nowhere:${dir}/first/corral-probe:${dir}/first:${dir}/second`, ONLY_HERE: 'its env' };
     expect(await run({ argv: ['corral-probe', 'an argument'], cwd: dir, env })).toEqual({ end: { kind: 'exit', code: 0 }, output: 'second an argument [its env]\n' });
+  });
+
+  it('runs with /bin/sh when it is a script without a #! line, as execvp does', async () => {
+    expect(await run({ argv: ['corral-plain', 'arg'], cwd: dir, env: { PATH: `${dir}/second` } })).toEqual({ end: { kind: 'exit', code: 0 }, output: `plain arg ${dir}/second/corral-plain\n` });
   });
 
   it('is run as named when the name has a slash, from the command\'s folder when relative', async () => {
