@@ -70,15 +70,17 @@ export function closeInheritedDescriptors(execArgv: readonly string[] = process.
   } catch {
     return [];
   }
-  if (!fdinfoShowsCloseOnExec()) return [];
   const kept = channelFd();
-  const closed: number[] = [];
-  for (const name of names) {
-    const fd = Number(name);
-    if (!Number.isInteger(fd) || fd <= 2 || fd === kept) continue;
+  const inherited = names.map(Number).filter((fd) => {
+    if (!Number.isInteger(fd) || fd <= 2 || fd === kept) return false;
     // null: the listing's own descriptor, closed once it was read.
     const flags = fdFlags(fd);
-    if (flags === null || (flags & O_CLOEXEC) !== 0) continue;
+    return flags !== null && (flags & O_CLOEXEC) === 0;
+  });
+  // Checked only when there is something to close: most starts have nothing.
+  if (inherited.length === 0 || !fdinfoShowsCloseOnExec()) return [];
+  const closed: number[] = [];
+  for (const fd of inherited) {
     try {
       closeSync(fd);
       closed.push(fd);
