@@ -16,9 +16,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CORPUS = path.join(ROOT, 'test/guard/corpus');
 const ROUNDS = 5;
 const LOADS = 7;
-// Under the V8 flags the CLI sets (bin/corral.cjs: the shell parser's WASM on the baseline
-// tier, JavaScript short of TurboFan), as every figure here is, the fresh processes of the
-// parser's load included.
+// Under the V8 flags the CLI sets (bin/corral.cjs: the shell parser's WASM and JavaScript on
+// V8's baseline tiers), as every figure here is, the fresh processes of the parser's load
+// included (there on the command line: one string of the CLI's may hold two flags).
 const CLI_V8_FLAGS = cliV8Flags();
 v8.setFlagsFromString(CLI_V8_FLAGS.join(' '));
 
@@ -72,7 +72,7 @@ export async function benchGuard() {
 function parserLoadTimes() {
   const script = `const t = performance.now(); const m = await import(${JSON.stringify(path.join(ROOT, 'dist/guard/shell/parser.js'))}); await m.loadBashParser(); console.log(performance.now() - t);`;
   const times = [];
-  for (let i = 0; i < LOADS; i++) times.push(Number(execFileSync(process.execPath, [...CLI_V8_FLAGS, '--input-type=module', '-e', script], { encoding: 'utf8' })));
+  for (let i = 0; i < LOADS; i++) times.push(Number(execFileSync(process.execPath, [...CLI_V8_FLAGS.flatMap((flags) => flags.split(' ')), '--input-type=module', '-e', script], { encoding: 'utf8' })));
   times.sort((a, b) => a - b);
   return { median: quantile(times, 0.5), min: times[0], max: times[times.length - 1] };
 }

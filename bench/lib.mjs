@@ -20,7 +20,7 @@ export const sharedClockMs = () => Number(process.hrtime.bigint()) / 1e6;
 /** A V8 flag line of bin/corral.cjs; the flag is the first group. */
 const CLI_FLAG_LINE = /^v8\.setFlagsFromString\('([^']+)'\);\n/gm;
 
-/** The V8 flags bin/corral.cjs sets, read from it, in its order. */
+/** The V8 flags bin/corral.cjs sets, read from it, in its order: each call's string, which may hold two flags. */
 export function cliV8Flags(entry = readFileSync(CORRAL, 'utf8')) {
   const flags = [...entry.matchAll(CLI_FLAG_LINE)].map((match) => match[1]);
   if (flags.length === 0) throw new Error('bench: bin/corral.cjs sets no V8 flag the way the bench reads them; update bench/lib.mjs');

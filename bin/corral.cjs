@@ -35,17 +35,21 @@ requireBuiltinsOf(process.argv[2]);
 // memory, which every command the run spawns forks. Figure: peak memory, 200 steps of
 // 1 MB output.
 v8.setFlagsFromString('--semi-space-growth-factor=1');
-// WASM (the shell parser's grammar) on V8's baseline tier only: the optimising tier makes
-// the process larger, and every later spawn pays for that; the baseline tier parses a
-// command well within a step all the same. Figures: per-step overhead and peak memory,
-// 200 steps of `true`.
-v8.setFlagsFromString('--liftoff-only');
-// JavaScript stops short of TurboFan, V8's optimising compiler (Sparkplug, and Maglev
-// where a Node has it, still run). A run's code runs a few hundred times, not millions, so
-// TurboFan's compiles and code buy nothing back and leave a larger process, which every
-// command the run spawns forks. Figure: peak memory, 200 steps of `true` and of 1 MB output
-// (the per-step figure moves less than the machine's noise either way).
-v8.setFlagsFromString('--max-opt=2');
+// WASM (the shell parser's grammar) on V8's baseline tier (Liftoff) only: the optimising
+// tier makes the process larger, and every later spawn pays for that; the baseline tier
+// parses a command well within a step all the same. Figures: per-step overhead and peak
+// memory, 200 steps of `true`. Not --liftoff-only, which means the same: V8 13 (Node 24)
+// applies it through these two, worked out once as V8 starts, so set here it did nothing.
+// Either of the two alone still tiers up (test/cli/v8-flags.test.ts).
+v8.setFlagsFromString('--no-wasm-tier-up --no-wasm-dynamic-tiering');
+// JavaScript on V8's interpreter and baseline compiler (Sparkplug) only, without its
+// optimising compilers (TurboFan, and Maglev where a Node has it: 24). A run's code runs a
+// few hundred times, not millions, so their compiles and code buy nothing back and leave a
+// larger process, which every command the run spawns forks. Figure: peak memory, 200 steps
+// of `true` and of 1 MB output (the per-step figure moves less than the machine's noise
+// either way). Not --max-opt: V8 13 (Node 24) reads that one only as it starts, so set
+// here it let both compile on, on threads of their own (test/cli/v8-flags.test.ts).
+v8.setFlagsFromString('--no-turbofan --no-maglev');
 // The old generation may grow by half of what survived its last full collection before
 // the next. Left to itself, V8 picks that factor from how fast its first collections ran,
 // up to four times: a run whose start happened to collect quickly then let garbage pile

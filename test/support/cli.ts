@@ -19,9 +19,13 @@ export interface CliRun {
 /**
  * Runs the real, built CLI as a child process, with an environment of the test's choosing.
  * `bin` is an executable to run in place of this checkout's entry: an installed package's
- * `node_modules/.bin/corral`, which must then work by its own shebang.
+ * `node_modules/.bin/corral`, which must then work by its own shebang. `node` is the Node
+ * to run this checkout's entry with (the one on PATH unless given), `nodeArgs` its options.
  */
-export async function runCli(args: string[], options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number; bin?: string }): Promise<CliRun> {
+export async function runCli(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number; bin?: string; node?: string; nodeArgs?: string[] },
+): Promise<CliRun> {
   const env: Record<string, string> = {};
   for (const name of ['PATH', 'HOME', 'LANG', 'TMPDIR']) {
     const value = process.env[name];
@@ -36,7 +40,7 @@ export async function runCli(args: string[], options: { cwd: string; env?: Recor
     if (value === undefined) delete env[name];
     else env[name] = value;
   }
-  const [file, argv] = options.bin === undefined ? ['node', [BIN, ...args]] : [options.bin, args];
+  const [file, argv] = options.bin === undefined ? [options.node ?? 'node', [...(options.nodeArgs ?? []), BIN, ...args]] : [options.bin, args];
   const result = await execa(file, argv, {
     cwd: options.cwd,
     env,
