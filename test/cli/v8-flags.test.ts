@@ -67,7 +67,6 @@ describe.each([process.execPath, ...otherNodes])('V8 tiers on %s', (node) => {
       cwd: repo,
       node,
       nodeArgs: TRACES,
-      env: { NODE_OPTIONS: undefined },
     });
     expect(run.exitCode, run.stderr).toBe(0);
     // From the grammar's first compile on, which comes after the flags are set: loading
