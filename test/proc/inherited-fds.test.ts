@@ -1,8 +1,10 @@
 import { fork, type StdioOptions } from 'node:child_process';
 import { once } from 'node:events';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../support/cli.js';
+import { tempDir } from '../support/repo.js';
 
 // The CLI closes what it inherited before it starts anything (bin/corral.cjs), so nothing
 // it runs gets a descriptor of whoever started it; Node's own descriptors, and a Node
@@ -16,14 +18,22 @@ interface Said {
   loopsAfter: number[];
 }
 
-/** The fixture forked with the IPC channel on 3 and pipes its parent leaves open on 200 and 201. */
+/**
+ * The fixture forked with the IPC channel on 3 and pipes its parent leaves open on 200 and
+ * 201. It runs in a temp folder, where V8's log goes under a profiling flag, and the
+ * symbol map such a flag writes (always /tmp/perf-<pid>.map) is removed after it.
+ */
 async function closeInChild(execArgv: string[] = []): Promise<Said> {
   const stdio: StdioOptions = ['ignore', 'ignore', 'inherit', 'ipc', ...Array<'ignore'>(196).fill('ignore'), 'pipe', 'pipe'];
-  const child = fork(path.join(PROJECT_ROOT, 'test/fixtures/close-inherited.cjs'), { stdio, execArgv });
-  const [said] = (await once(child, 'message')) as [Said];
-  const [code] = (await once(child, 'exit')) as [number];
-  expect(code).toBe(0);
-  return said;
+  const child = fork(path.join(PROJECT_ROOT, 'test/fixtures/close-inherited.cjs'), { stdio, execArgv, cwd: tempDir('corral-fds-') });
+  try {
+    const [said] = (await once(child, 'message')) as [Said];
+    const [code] = (await once(child, 'exit')) as [number];
+    expect(code).toBe(0);
+    return said;
+  } finally {
+    rmSync(`/tmp/perf-${child.pid}.map`, { force: true });
+  }
 }
 
 describe.runIf(process.platform === 'linux')('closing the descriptors corral inherited', () => {
