@@ -1,7 +1,9 @@
 import { execa } from 'execa';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+// The bench's reader of the flag strings bin/corral.cjs passes to v8.setFlagsFromString.
+// @ts-expect-error: the bench's helpers are plain ESM without types.
+import { cliV8Flags } from '../../bench/lib.mjs';
 import { PROJECT_ROOT, runCli } from '../support/cli.js';
 import { repoWithFiles, tempDir } from '../support/repo.js';
 
@@ -24,14 +26,6 @@ function nodeEnv(): Record<string, string | undefined> {
   return { ...process.env, NODE_OPTIONS: undefined };
 }
 
-/** The flag strings bin/corral.cjs passes to v8.setFlagsFromString, in its order. */
-function cliFlags(): string[] {
-  const entry = readFileSync(path.join(PROJECT_ROOT, 'bin/corral.cjs'), 'utf8');
-  const flags = [...entry.matchAll(/^v8\.setFlagsFromString\('([^']+)'\);$/gm)].map((match) => match[1]!);
-  expect(flags.length).toBeGreaterThan(0);
-  return flags;
-}
-
 /** The optimising tiers V8's traces say compiled something: JavaScript's targets, and WASM's compilers other than Liftoff. */
 function optimisingTiers(output: string): { js: string[]; wasm: string[] } {
   const js = new Set([...output.matchAll(/\(target (\w+)\)/g)].map((match) => match[1]!).filter((tier) => /TURBOFAN|MAGLEV/.test(tier)));
@@ -50,7 +44,7 @@ describe.each([process.execPath, ...otherNodes])('V8 tiers on %s', (node) => {
   });
 
   it("the CLI's flags, set after the start as the CLI sets them, keep the same code on the baseline tiers", async () => {
-    const { stdout } = await execa(node, [...TRACES, FIXTURE, ...cliFlags()], { env: nodeEnv(), extendEnv: false });
+    const { stdout } = await execa(node, [...TRACES, FIXTURE, ...(cliV8Flags() as string[])], { env: nodeEnv(), extendEnv: false });
     expect(stdout).toContain('done true');
     expect(optimisingTiers(stdout)).toEqual({ js: [], wasm: [] });
   });
