@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it, vi } from 'vitest';
@@ -53,34 +53,62 @@ describe('a stop signal before the run has begun', () => {
   }
 });
 
+/**
+ * Runs corral on `repo` with its git held at the first call naming `word`, sends SIGTERM
+ * there, and lets git go on once corral has taken the signal in; the run's JSON lines.
+ */
+async function sigtermAtGit(repo: string, word: string): Promise<{ exitCode: number | undefined; tickets: any[]; totals: any }> {
+  const git = heldGit(word);
+  const child = execa('node', [BIN, 'run', 'ticket.yaml', '--json'], {
+    cwd: repo,
+    reject: false,
+    stdin: 'ignore',
+    env: { NO_COLOR: '1', XDG_CONFIG_HOME: NO_USER_CONFIG, PATH: `${git.bin}:${process.env.PATH ?? ''}` },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  try {
+    await vi.waitFor(() => expect(git.arrived()).toBe(true), { timeout: 60_000, interval: 20 });
+    child.kill('SIGTERM');
+    await vi.waitFor(() => expect(stderr).toContain('SIGTERM'), { timeout: 30_000, interval: 20 });
+    git.release();
+    const result = await child;
+    return { exitCode: result.exitCode, ...jsonLines(String(result.stdout)) };
+  } finally {
+    git.release();
+    child.kill('SIGKILL');
+  }
+}
+
 describe('SIGTERM while a passed run commits its result', () => {
   it('lets the run finish: the summary says passed, the branch is there, and the exit code is 0', async () => {
     const repo = repoWithFiles(PASSING_TICKET, 'corral-commit-signal-');
-    // Real git, held at `commit-tree` until the test has signalled corral.
-    const git = heldGit('commit-tree');
-    const child = execa('node', [BIN, 'run', 'ticket.yaml', '--json'], {
-      cwd: repo,
-      reject: false,
-      stdin: 'ignore',
-      env: { NO_COLOR: '1', XDG_CONFIG_HOME: NO_USER_CONFIG, PATH: `${git.bin}:${process.env.PATH ?? ''}` },
-    });
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    try {
-      await vi.waitFor(() => expect(git.arrived()).toBe(true), { timeout: 60_000, interval: 20 });
-      child.kill('SIGTERM');
-      // corral has taken the signal in before the commit goes on.
-      await vi.waitFor(() => expect(stderr).toContain('SIGTERM'), { timeout: 30_000, interval: 20 });
-      git.release();
-      const result = await child;
-      const { tickets, totals } = jsonLines(String(result.stdout));
-      expect(tickets.map((ticket) => ticket.status)).toEqual(['passed']);
-      expect(totals.exitCode).toBe(0);
-      expect(result.exitCode).toBe(0);
-      expect(gitIn(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${tickets[0].branch}`]).trim()).toMatch(/^[0-9a-f]{40}$/);
-    } finally {
-      git.release();
-      child.kill('SIGKILL');
-    }
+    // Held at `update-ref`: moving the result's branch, which only a passed run does, after
+    // its verdict. Not at `commit-tree`: the commit is written while the fence is read,
+    // before the verdict, and a signal then still means interrupted (below).
+    const { tickets, totals, exitCode } = await sigtermAtGit(repo, 'update-ref');
+    expect(tickets.map((ticket) => ticket.status)).toEqual(['passed']);
+    expect(totals.exitCode).toBe(0);
+    expect(exitCode).toBe(0);
+    expect(gitIn(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${tickets[0].branch}`]).trim()).toMatch(/^[0-9a-f]{40}$/);
+  });
+});
+
+describe('SIGTERM while a run that would pass is still being judged', () => {
+  it('ends it interrupted: no branch, the change kept as a patch, exit 130', async () => {
+    const repo = repoWithFiles(
+      {
+        'ticket.yaml': 'id: signal-judged\ntask: t\nallow: ["**"]\nmodel: replay:replay.yaml\nsandbox: auto\n',
+        'replay.yaml': 'turns:\n  - tools:\n      - Write: {file_path: notes.txt, content: "kept\\n"}\n  - text: Done.\n',
+      },
+      'corral-judged-signal-',
+    );
+    // Held where the fence reads the worktree's changes, before the verdict.
+    const { tickets, totals, exitCode } = await sigtermAtGit(repo, '--raw');
+    expect(tickets.map((ticket) => ticket.status)).toEqual(['interrupted']);
+    expect(totals.exitCode).toBe(130);
+    expect(exitCode).toBe(130);
+    expect(gitIn(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads/corral/']).trim()).toBe('');
+    expect(readFileSync(path.resolve(repo, tickets[0].patch), 'utf8')).toContain('+kept');
   });
 });
