@@ -10,6 +10,7 @@
 // start-up, and vm.Script (which takes a cache) runs CommonJS-shaped code only.
 const fs = require('node:fs');
 const path = require('node:path');
+const v8 = require('node:v8');
 const vm = require('node:vm');
 const { createRequire, wrap } = require('node:module');
 
@@ -20,9 +21,11 @@ const { createRequire, wrap } = require('node:module');
  * files; it never throws.
  */
 function createBundleLoader() {
-  // V8 refuses a cache made by another V8 version; the name keeps two Nodes sharing an
-  // install from overwriting each other's on every run.
-  const tag = `v8-${process.versions.v8}-${process.arch}`;
+  // V8 refuses a cache made by another V8 version or under other V8 flags (the version tag
+  // hashes both, read here once the CLI's own are set): the name keeps two Nodes sharing an
+  // install, or runs under other flags (NODE_OPTIONS, a profiler's), from replacing each
+  // other's cache on every run, each then compiling everything from source.
+  const tag = `v8-${process.versions.v8}-${process.arch}-${v8.cachedDataVersionTag().toString(16)}`;
   const modules = new Map();
   const unsaved = [];
 

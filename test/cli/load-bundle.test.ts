@@ -31,6 +31,8 @@ describe('bin/load-bundle.cjs', () => {
       [
         `const { createBundleLoader } = require(${JSON.stringify(LOADER)});`,
         'const path = require("node:path");',
+        // V8 flags given as arguments are set first, as bin/corral.cjs sets its own.
+        'for (const flags of process.argv.slice(2)) require("node:v8").setFlagsFromString(flags);',
         'const loader = createBundleLoader();',
         'const entry = loader.load(path.join(__dirname, "entry.cjs"));',
         'entry.later().then((late) => {',
@@ -43,18 +45,28 @@ describe('bin/load-bundle.cjs', () => {
 
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const run = (): { answer: string; late: string; written: string[] } =>
-    JSON.parse(execFileSync(process.execPath, [path.join(dir, 'main.cjs')], { encoding: 'utf8' }));
+  const run = (v8Flags: string[] = []): { answer: string; late: string; written: string[] } =>
+    JSON.parse(execFileSync(process.execPath, [path.join(dir, 'main.cjs'), ...v8Flags], { encoding: 'utf8' }));
   const caches = () => readdirSync(dir).filter((name) => name.endsWith('.cache')).sort();
 
   it('runs chunks as CommonJS, siblings through itself, and caches each one a later process takes', () => {
     const first = run();
     expect(first).toEqual({ answer: '42:true:"\\n":object', late: 'late', written: ['entry', 'late', 'other'] });
     expect(caches()).toHaveLength(3);
-    expect(caches()[0]).toMatch(new RegExp(`^entry\\.cjs\\.v8-.+-${process.arch}\\.cache$`));
+    expect(caches()[0]).toMatch(new RegExp(`^entry\\.cjs\\.v8-.+-${process.arch}-[0-9a-f]+\\.cache$`));
 
     // Taken, so nothing to write again.
     expect(run()).toEqual({ ...first, written: [] });
+  });
+
+  it('keeps a cache per set of V8 flags: a run under other flags neither refuses nor replaces the usual one', () => {
+    const usual = run();
+    expect(usual.written).toEqual(['entry', 'late', 'other']);
+    // --max-lazy changes the hash V8 checks a cache against on every Node (20, 22, 24).
+    expect(run(['--max-lazy']).written).toEqual(['entry', 'late', 'other']);
+    expect(caches()).toHaveLength(6);
+    expect(run().written).toEqual([]);
+    expect(run(['--max-lazy']).written).toEqual([]);
   });
 
   it('replaces a cache V8 refuses, and still runs the chunk', () => {
