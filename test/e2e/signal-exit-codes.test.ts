@@ -30,6 +30,11 @@ function heldGit(word: string): { bin: string; arrived: () => boolean; release: 
   return { bin, arrived: () => existsSync(arrived), release: () => writeFileSync(go, '') };
 }
 
+/** corral run on `repo`'s ticket.yaml, finding `git` (a heldGit's folder) first on PATH. */
+function corralWithGit(repo: string, gitBin: string, args: string[] = []) {
+  return execa('node', [BIN, 'run', 'ticket.yaml', ...args], { cwd: repo, reject: false, stdin: 'ignore', env: { NO_COLOR: '1', XDG_CONFIG_HOME: NO_USER_CONFIG, PATH: `${gitBin}:${process.env.PATH ?? ''}` } });
+}
+
 const PASSING_TICKET = { 'ticket.yaml': 'id: signal-moment\ntask: t\nallow: ["**"]\nallow_empty: true\nmodel: replay:replay.yaml\nsandbox: auto\n', 'replay.yaml': 'turns:\n  - text: Done.\n' };
 
 describe('a stop signal before the run has begun', () => {
@@ -38,7 +43,7 @@ describe('a stop signal before the run has begun', () => {
       const repo = repoWithFiles(PASSING_TICKET, 'corral-early-signal-');
       // corral is held at its first git call: finding the ticket's repository.
       const git = heldGit('');
-      const child = execa('node', [BIN, 'run', 'ticket.yaml'], { cwd: repo, reject: false, stdin: 'ignore', env: { NO_COLOR: '1', XDG_CONFIG_HOME: NO_USER_CONFIG, PATH: `${git.bin}:${process.env.PATH ?? ''}` } });
+      const child = corralWithGit(repo, git.bin);
       try {
         await vi.waitFor(() => expect(git.arrived()).toBe(true), { timeout: 60_000, interval: 20 });
         child.kill(signal);
@@ -59,12 +64,7 @@ describe('a stop signal before the run has begun', () => {
  */
 async function sigtermAtGit(repo: string, word: string): Promise<{ exitCode: number | undefined; tickets: any[]; totals: any }> {
   const git = heldGit(word);
-  const child = execa('node', [BIN, 'run', 'ticket.yaml', '--json'], {
-    cwd: repo,
-    reject: false,
-    stdin: 'ignore',
-    env: { NO_COLOR: '1', XDG_CONFIG_HOME: NO_USER_CONFIG, PATH: `${git.bin}:${process.env.PATH ?? ''}` },
-  });
+  const child = corralWithGit(repo, git.bin, ['--json']);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   try {
