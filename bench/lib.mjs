@@ -180,15 +180,55 @@ export function corralRun(ticket, { repo, runsDir }) {
  * input, a default that asks) would pass for a fast one; its trace says which it was.
  */
 export function expectCallsRan(runsDir, calls) {
-  const runs = readdirSync(runsDir);
-  if (runs.length !== 1) throw new Error(`${runsDir} holds ${runs.length} runs, not one`);
-  const events = readFileSync(path.join(runsDir, runs[0], 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+  const events = traceOf(runsDir);
   const results = events.filter((event) => event.type === 'tool_result' && event.tool === 'Bash');
   const ran = results.filter((event) => event.isError === false).length;
   if (ran !== calls) {
     const refused = events.find((event) => event.type === 'decision' && event.effect !== 'allow');
     throw new Error(`the run in ${runsDir} ran ${ran} of its ${calls} Bash calls${refused ? `; the guard answered ${refused.effect} (${refused.rule}: ${refused.reason})` : ''}`);
   }
+}
+
+/** The events of the one run in `runsDir`, from its trace. */
+function traceOf(runsDir) {
+  const runs = readdirSync(runsDir);
+  if (runs.length !== 1) throw new Error(`${runsDir} holds ${runs.length} runs, not one`);
+  return readFileSync(path.join(runsDir, runs[0], 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+}
+
+/**
+ * Where a step of the run in `runsDir` went, from its trace's times: the mean, over the
+ * steps of its middle (the first tenth and the last left out: the workspace, the parser's
+ * and the supervisor's start, the end), of `model` (the request line to the response line:
+ * the client's request, the model's answer, reading its stream), `guard` (the response to
+ * the decision: the call's trace line, the guard), `command` (the decision to the result:
+ * the command, handed over and back), and `rest` (the result to the next request line).
+ * The trace's times are in milliseconds; the mean of many steps is finer than that.
+ */
+export function stepPartsOf(runsDir) {
+  const at = new Map();
+  for (const event of traceOf(runsDir)) {
+    if (!['model_request', 'model_response', 'decision', 'tool_result'].includes(event.type)) continue;
+    const key = `${event.step} ${event.type}`;
+    if (!at.has(key)) at.set(key, Date.parse(event.time));
+  }
+  const steps = Math.max(0, ...[...at.keys()].filter((key) => key.endsWith(' tool_result')).map((key) => Number(key.split(' ')[0])));
+  const tenth = Math.ceil(steps / 10);
+  const sums = { model: 0, guard: 0, command: 0, rest: 0 };
+  let counted = 0;
+  for (let step = tenth + 1; step <= steps - tenth; step++) {
+    const times = ['model_request', 'model_response', 'decision', 'tool_result'].map((type) => at.get(`${step} ${type}`));
+    const next = at.get(`${step + 1} model_request`);
+    if (times.some((time) => time === undefined) || next === undefined) continue;
+    const [request, response, decision, result] = times;
+    sums.model += response - request;
+    sums.guard += decision - response;
+    sums.command += result - decision;
+    sums.rest += next - result;
+    counted += 1;
+  }
+  if (counted === 0) throw new Error(`the run in ${runsDir} has no whole steps in its trace to time`);
+  return { steps: counted, ...Object.fromEntries(Object.entries(sums).map(([part, sum]) => [part, sum / counted])) };
 }
 
 /**

@@ -10,7 +10,8 @@
 // text (end_turn). `GET /stats/<id>` gives (and forgets) what the run's requests looked
 // like: when the first arrived and when the last reply ended (on sharedClockMs of
 // bench/lib.mjs, which the bench's own process reads alike), how many came, their body
-// sizes and the gaps from each reply's end to the next request.
+// sizes, the gaps from each reply's end to the next request, and the stand-in's own time
+// on each (its arrival to its reply's end: part of a step that is not corral's).
 //
 //   node bench/messages-standin.mjs      prints {"port": N} on its first line of stdout
 import http from 'node:http';
@@ -34,7 +35,7 @@ export function createStandin() {
       const run = runs.get(stats[1]);
       runs.delete(stats[1]);
       res.writeHead(run ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(run ? { firstRequestAt: run.firstRequestAt, lastReplyAt: run.repliedAt, requests: run.requests, bodyBytes: run.bodyBytes, gapsMs: run.gapsMs } : { error: 'no such run' }));
+      res.end(JSON.stringify(run ? { firstRequestAt: run.firstRequestAt, lastReplyAt: run.repliedAt, requests: run.requests, bodyBytes: run.bodyBytes, gapsMs: run.gapsMs, serveMs: run.serveMs } : { error: 'no such run' }));
       return;
     }
     const match = /^\/run\/([\w-]+)\/(\d+)\/(\w+)\/v1\/messages(\?.*)?$/.exec(url);
@@ -47,7 +48,7 @@ export function createStandin() {
     const [, id, steps, command] = match;
     let run = runs.get(id);
     if (!run) {
-      run = { firstRequestAt: arrivedAt, requests: 0, bodyBytes: [], gapsMs: [], repliedAt: undefined };
+      run = { firstRequestAt: arrivedAt, requests: 0, bodyBytes: [], gapsMs: [], serveMs: [], repliedAt: undefined };
       runs.set(id, run);
     }
     if (run.repliedAt !== undefined) run.gapsMs.push(arrivedAt - run.repliedAt);
@@ -58,6 +59,7 @@ export function createStandin() {
       run.bodyBytes.push(bytes);
       stream(res, turn, turn < Number(steps) ? { command: COMMANDS[command] } : null, () => {
         run.repliedAt = now();
+        run.serveMs.push(run.repliedAt - arrivedAt);
       });
     });
   });

@@ -101,6 +101,7 @@ if (sdk) {
         [`${label}: corral run`, ms(s.runMs), spread(s.runMs)],
         [`${label}: bash -c true baseline`, ms(s.baselineMs), spread(s.baselineMs)],
         [`${label}: overhead per step`, `${s.overheadPerStepMs.toFixed(2)} ms`, `per round ${s.pairedOverheadPerStepMs.median.toFixed(2)} (${s.pairedOverheadPerStepMs.min.toFixed(2)}–${s.pairedOverheadPerStepMs.max.toFixed(2)}); reply-to-request gap ${s.gapMs.median.toFixed(1)} ms, last tenth ${s.lastTenthGapMs.median.toFixed(1)} ms`],
+        [`${label}: a step`, `${(s.partsMs.model + s.partsMs.guard + s.partsMs.command + s.partsMs.rest).toFixed(2)} ms`, `model request ${s.partsMs.model.toFixed(2)} (the stand-in's own ${s.partsMs.standin.toFixed(2)}), guard ${s.partsMs.guard.toFixed(2)}, command ${s.partsMs.command.toFixed(2)} (the baseline's spawn ${s.partsMs.spawn.toFixed(2)}), the rest ${s.partsMs.rest.toFixed(2)}; the middle of each run, from its trace`],
         [`${label}: fixed part`, ms({ median: s.fixedMs.start.median + s.fixedMs.firstStep.median + s.fixedMs.tail.median }), `start ${ms(s.fixedMs.start)}, first step ${ms(s.fixedMs.firstStep)}, last reply to exit ${ms(s.fixedMs.tail)} (medians); node -e 0 is in the baseline`],
         [`${label}: peak memory`, mb(s.peakRssMb?.median), `baseline ${mb(s.baselinePeakRssMb?.median)}; last request ${s.lastRequestKb} KiB`],
         ...(s.bareBwrapMs ? [[`${label}: bare bwrap … true`, ms(s.bareBwrapMs), `${s.bareBwrapPerSpawnMs.toFixed(2)} ms a spawn over bash -c true`]] : []),

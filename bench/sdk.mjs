@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { CORRAL, ROOT, cliV8Flags, corralEnv, expectCallsRan, inTurn, makeRepo, measure, round, summarise, tempDir } from './lib.mjs';
+import { CORRAL, ROOT, cliV8Flags, corralEnv, expectCallsRan, inTurn, makeRepo, measure, round, stepPartsOf, summarise, tempDir } from './lib.mjs';
 
 const BASELINE = path.join(ROOT, 'bench/spawn-baseline.mjs');
 const STANDIN = path.join(ROOT, 'bench/messages-standin.mjs');
@@ -74,7 +74,7 @@ export async function benchSdk({ quick = false } = {}) {
       const seen = await standin.stats(id);
       if (seen.requests !== steps + 1) throw new Error(`corral run ${id} made ${seen.requests} requests, not ${steps + 1}`);
       expectCallsRan(path.join(scratch.dir, 'runs', id), steps);
-      return { ...result, seen };
+      return { ...result, seen, ...(steps >= 20 ? { parts: stepPartsOf(path.join(scratch.dir, 'runs', id)) } : {}) };
     };
 
     // ---- per-step overhead, without a sandbox and in bubblewrap ----
@@ -188,6 +188,14 @@ function stepFigures(steps, run, base, bwrapBase) {
       firstStep: summarise(run.map((r) => r.seen.gapsMs[0])),
       tail: summarise(run.map((r) => r.startAt + r.ms - r.seen.lastReplyAt)),
     },
+    // Where a step went (the trace's times, the middle of each run; medians over the runs),
+    // beside the two parts of it that are not corral's: the stand-in's own time on a
+    // request, and the baseline's spawn of `bash -c true`, which the command stands for.
+    partsMs: {
+      ...Object.fromEntries(['model', 'guard', 'command', 'rest'].map((part) => [part, round(summarise(run.map((r) => r.parts[part])).median)])),
+      standin: round(summarise(run.map((r) => middleMean(r.seen.serveMs))).median),
+      spawn: round(baseMs.median / steps),
+    },
     peakRssMb: summarise(run.map((r) => r.rssMb)),
     baselinePeakRssMb: summarise(base.map((r) => r.rssMb)),
     ...(bwrapBase.length > 0
@@ -198,6 +206,13 @@ function stepFigures(steps, run, base, bwrapBase) {
         }
       : {}),
   };
+}
+
+/** The mean of the middle of a run's values: its first and last tenth left out, as stepPartsOf does. */
+function middleMean(values) {
+  const tenth = Math.ceil(values.length / 10);
+  const middle = values.slice(tenth, values.length - tenth);
+  return middle.reduce((sum, value) => sum + value, 0) / middle.length;
 }
 
 /** The stand-in as a child process; resolves once it listens. */

@@ -26,7 +26,7 @@ afterAll(() => {
   child.kill();
 });
 
-function stats(id: string): Promise<{ requests: number; bodyBytes: number[]; gapsMs: number[]; firstRequestAt: number; lastReplyAt: number }> {
+function stats(id: string): Promise<{ requests: number; bodyBytes: number[]; gapsMs: number[]; serveMs: number[]; firstRequestAt: number; lastReplyAt: number }> {
   return new Promise((resolve, reject) => {
     get(`${url}/stats/${id}`, { agent: false }, (res) => {
       let body = '';
@@ -43,8 +43,11 @@ describe('the bench stand-in for the Messages API', () => {
     const ask = () =>
       client.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 100, messages: [{ role: 'user', content: 'go' }] }).finalMessage();
     const startedAt = sharedClockMs();
+    const askedMs: number[] = [];
     for (let step = 0; step < 2; step++) {
+      const askedAt = sharedClockMs();
       const message = await ask();
+      askedMs.push(sharedClockMs() - askedAt);
       expect(message.stop_reason).toBe('tool_use');
       expect(message.content).toEqual([
         expect.objectContaining({ type: 'tool_use', name: 'Bash', input: { command: expect.stringContaining('head -c 1048576'), description: 'bench step' } }),
@@ -64,6 +67,13 @@ describe('the bench stand-in for the Messages API', () => {
     // The last reply ended after the first request came and before the client had it all.
     expect(seen.lastReplyAt).toBeGreaterThan(seen.firstRequestAt);
     expect(seen.lastReplyAt).toBeLessThanOrEqual(answeredAt);
+    // Its own time on each request lies within the client's wait for it: the bench takes it
+    // out of a step as the part that is not corral's.
+    expect(seen.serveMs).toHaveLength(3);
+    seen.serveMs.slice(0, 2).forEach((ms, step) => {
+      expect(ms).toBeGreaterThan(0);
+      expect(ms).toBeLessThanOrEqual(askedMs[step]!);
+    });
   });
 
   it('answers an unknown route with the API error shape, which the SDK reports', async () => {
