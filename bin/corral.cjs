@@ -28,7 +28,7 @@ requireBuiltinsOf(process.argv[2]);
 // Every V8 flag corral sets is set here and nowhere else: V8 refuses a code cache made
 // under other flags, so they must all be in place before the first chunk is compiled.
 // Each stays only while its figure in `npm run bench` shows it pays (docs/performance.md,
-// "Kept speed tricks"); only the CLI sets them, a library user's process keeps its own.
+// "Speed tricks kept"); only the CLI sets them, a library user's process keeps its own.
 //
 // The young generation keeps its starting size. V8 grows it when many objects survive,
 // and a run's survivors are its conversation, which stays anyway: the growth buys resident

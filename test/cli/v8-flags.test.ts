@@ -9,7 +9,7 @@ import { PROJECT_ROOT, runCli } from '../support/cli.js';
 import { repoWithFiles, tempDir } from '../support/repo.js';
 
 // bin/corral.cjs keeps V8 off its optimising tiers, for JavaScript and for the shell
-// parser's WASM (docs/performance.md, "Kept speed tricks"). It sets its flags once Node has
+// parser's WASM (docs/performance.md, "Speed tricks kept"). It sets its flags once Node has
 // started, and a flag V8 reads only as it starts then does nothing; which flags those are
 // changes from one V8 to the next (--max-opt and --liftoff-only did nothing on Node 24, and
 // a run there spent a third of its CPU time compiling). So each check runs on this Node and
