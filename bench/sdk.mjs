@@ -34,8 +34,21 @@ export const SDK_TARGETS = {
   sdkFirstRequestRatio: { max: 2, what: 'SDK: start to first request / node -e 0' },
 };
 
+/** A ticket of `steps` turns that the stand-in plays (its script is in the base URL), in `sandbox`. */
+export function standinTicket(steps, sandbox) {
+  return [
+    'task: corral benchmark; the stand-in plays the model.',
+    'allow: ["**"]',
+    'allow_empty: true',
+    `sandbox: ${sandbox}`,
+    `budget: {steps: ${steps + 10}, tokens: 1000000000000, minutes: 120}`,
+    `model: ${MODEL}`,
+    '',
+  ].join('\n');
+}
+
 /** The environment of a user's shell, minus what would change how Node starts or what it trusts. */
-function sdkEnv(baseUrl) {
+export function sdkEnv(baseUrl) {
   const env = { ...corralEnv(), ANTHROPIC_API_KEY: 'sk-ant-bench-not-a-real-key', ANTHROPIC_BASE_URL: baseUrl };
   delete env.NODE_OPTIONS;
   delete env.NODE_EXTRA_CA_CERTS;
@@ -50,18 +63,7 @@ export async function benchSdk({ quick = false } = {}) {
     let runs = 0;
     const ticketOf = (steps, sandbox) => {
       const file = path.join(repo, `sdk-${sandbox}-${steps}.ticket.yaml`);
-      writeFileSync(
-        file,
-        [
-          'task: corral benchmark; the stand-in plays the model.',
-          'allow: ["**"]',
-          'allow_empty: true',
-          `sandbox: ${sandbox}`,
-          `budget: {steps: ${steps + 10}, tokens: 1000000000000, minutes: 120}`,
-          `model: ${MODEL}`,
-          '',
-        ].join('\n'),
-      );
+      writeFileSync(file, standinTicket(steps, sandbox));
       return file;
     };
     /** One corral run of `steps` Bash calls of `command`; its timing, memory and what the stand-in saw. */
@@ -216,7 +218,7 @@ function middleMean(values) {
 }
 
 /** The stand-in as a child process; resolves once it listens. */
-async function startStandin() {
+export async function startStandin() {
   const child = spawn(process.execPath, [STANDIN], { stdio: ['pipe', 'pipe', 'inherit'] });
   const [line] = await Promise.race([
     createInterface({ input: child.stdout })[Symbol.asyncIterator]().next().then((r) => [r.value]),
