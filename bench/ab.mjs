@@ -9,8 +9,9 @@
 //   node bench/ab.mjs [--rounds=N] [--steps=N] DIR...   alternated runs of each build
 //
 // --steps=0 (the default) times spawn to the first request of a one-turn run; --steps=N
-// times a run of N Bash steps of `true` (sandbox: none) and splits its steps into their
-// parts from the trace (stepPartsOf). Medians over the rounds.
+// times a run of N Bash steps of `true` (sandbox: none): the whole run, its fixed part
+// (the start, the first step, the tail, as bench/sdk.mjs reads them) and its steps split
+// into their parts from the trace (stepPartsOf). Medians over the rounds.
 import { cpSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, makeRepo, measure, stepPartsOf, summarise, tempDir } from './lib.mjs';
@@ -46,7 +47,8 @@ async function compare(dirs, { rounds, steps }) {
         env: sdkEnv(`${standin.url}/run/${id}/${steps}/true`),
       });
       const seen = await standin.stats(id);
-      const figures = steps === 0 ? { 'first request': seen.firstRequestAt - result.startAt } : { run: result.ms, ...stepPartsOf(runsDir) };
+      const start = seen.firstRequestAt - result.startAt;
+      const figures = steps === 0 ? { 'first request': start } : { run: result.ms, start, 'first step': seen.gapsMs[0], tail: result.startAt + result.ms - seen.lastReplyAt, ...stepPartsOf(runsDir) };
       rmSync(runsDir, { recursive: true, force: true });
       return figures;
     };

@@ -8,21 +8,43 @@ import { tempDir } from '../../bench/lib.mjs';
 
 const AB = path.resolve(import.meta.dirname, '../../bench/ab.mjs');
 let scratch: { dir: string; dispose(): void };
+let a: string;
+let b: string;
 beforeAll(() => {
   scratch = tempDir('ab-test');
-});
+  [a, b] = ['a', 'b'].map((name) => path.join(scratch.dir, name)) as [string, string];
+  for (const dir of [a, b]) execFileSync(process.execPath, [AB, `--copy=${dir}`]);
+}, 60_000);
 afterAll(() => scratch.dispose());
+
+/** Each line of the output: a build's folder and its figures, `name value ms` each. */
+function rowsOf(out: string): { dir: string; figures: Record<string, number> }[] {
+  return out
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [dir, ...figures] = line.split('  ');
+      return { dir: dir!, figures: Object.fromEntries(figures.map((figure) => /^(.+) (\d+\.\d\d) ms$/.exec(figure)!.slice(1)).map(([name, ms]) => [name, Number(ms)])) };
+    });
+}
 
 describe('bench/ab.mjs', () => {
   it('copies the build, and times each copy to its first request', () => {
-    const [a, b] = ['a', 'b'].map((name) => path.join(scratch.dir, name));
-    for (const dir of [a, b]) execFileSync(process.execPath, [AB, `--copy=${dir}`]);
-    expect(execFileSync(process.execPath, [path.join(a!, 'bin/corral.cjs'), '--version'], { encoding: 'utf8' })).toMatch(/\d+\.\d+\.\d+/);
-    const out = execFileSync(process.execPath, [AB, '--rounds=1', a!, b!], { encoding: 'utf8' });
-    const lines = out.trim().split('\n');
-    expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(new RegExp(`^${a}  first request \\d+\\.\\d\\d ms$`));
-    expect(lines[1]).toMatch(new RegExp(`^${b}  first request \\d+\\.\\d\\d ms$`));
+    expect(execFileSync(process.execPath, [path.join(a, 'bin/corral.cjs'), '--version'], { encoding: 'utf8' })).toMatch(/\d+\.\d+\.\d+/);
+    const rows = rowsOf(execFileSync(process.execPath, [AB, '--rounds=1', a, b], { encoding: 'utf8' }));
+    expect(rows.map((row) => row.dir)).toEqual([a, b]);
+    for (const row of rows) expect(Object.keys(row.figures)).toEqual(['first request']);
+  }, 120_000);
+
+  it('times runs of N steps: the run, its fixed part and the parts of a step', () => {
+    const rows = rowsOf(execFileSync(process.execPath, [AB, '--rounds=1', '--steps=20', a, b], { encoding: 'utf8' }));
+    expect(rows.map((row) => row.dir)).toEqual([a, b]);
+    for (const { figures } of rows) {
+      expect(Object.keys(figures)).toEqual(['run', 'start', 'first step', 'tail', 'model', 'guard', 'command', 'rest']);
+      // The parts are of the middle steps, so together they are less than the run.
+      expect(figures.start! + figures['first step']! + figures.tail!).toBeLessThan(figures.run!);
+      expect(figures.command).toBeGreaterThan(0);
+    }
   }, 120_000);
 
   it('refuses fewer than two builds with a usage error', () => {
