@@ -12,7 +12,7 @@
 // times a run of N Bash steps of `true` (sandbox: none): the whole run, its fixed part
 // (the start, the first step, the tail, as bench/sdk.mjs reads them) and its steps split
 // into their parts from the trace (stepPartsOf). Medians over the rounds.
-import { cpSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, makeRepo, measure, stepPartsOf, summarise, tempDir } from './lib.mjs';
 import { sdkEnv, standinTicket, startStandin } from './sdk.mjs';
@@ -71,8 +71,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (copyTo) {
     copyBuild(path.resolve(copyTo));
     console.log(`a build of ${ROOT} in ${path.resolve(copyTo)}: change it, then compare it with another`);
-  } else if (builds.length < 2 || builds.some((dir) => !readdirSync(dir).includes('bin'))) {
-    console.error('usage: node bench/ab.mjs --copy=DIR | node bench/ab.mjs [--rounds=N] [--steps=N] DIR_A DIR_B ...');
+  } else if (builds.length < 2 || builds.some((dir) => !existsSync(path.join(dir, 'bin/corral.cjs')))) {
+    const missing = builds.find((dir) => !existsSync(path.join(dir, 'bin/corral.cjs')));
+    console.error(`${missing ? `no build in ${missing} (no bin/corral.cjs); ` : ''}usage: node bench/ab.mjs --copy=DIR | node bench/ab.mjs [--rounds=N] [--steps=N] DIR_A DIR_B ...`);
     process.exitCode = 64;
   } else {
     const steps = option('steps', 0);

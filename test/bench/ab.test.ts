@@ -47,9 +47,13 @@ describe('bench/ab.mjs', () => {
     }
   }, 120_000);
 
-  it('refuses fewer than two builds with a usage error', () => {
-    const result = spawnSync(process.execPath, [AB, scratch.dir], { encoding: 'utf8' });
-    expect(result.status).toBe(64);
-    expect(result.stderr).toMatch(/usage: node bench\/ab\.mjs/);
+  it('refuses fewer than two builds, or a folder without one, with a usage error', () => {
+    const one = spawnSync(process.execPath, [AB, a], { encoding: 'utf8' });
+    expect(one.status).toBe(64);
+    expect(one.stderr).toMatch(/^usage: node bench\/ab\.mjs/);
+    const nowhere = path.join(scratch.dir, 'nowhere');
+    const missing = spawnSync(process.execPath, [AB, a, nowhere], { encoding: 'utf8' });
+    expect(missing.status).toBe(64);
+    expect(missing.stderr).toContain(`no build in ${nowhere} (no bin/corral.cjs); usage: node bench/ab.mjs`);
   });
 });
