@@ -23,7 +23,7 @@ const copyTo = args.find((a) => a.startsWith('--copy='))?.slice('--copy='.length
 const builds = args.filter((a) => !a.startsWith('--')).map((dir) => path.resolve(dir));
 
 /** A build of this checkout's dist/bundle in `dir`, without its code caches. */
-export function copyBuild(dir) {
+function copyBuild(dir) {
   mkdirSync(path.join(dir, 'dist'), { recursive: true });
   cpSync(path.join(ROOT, 'bin'), path.join(dir, 'bin'), { recursive: true });
   cpSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));

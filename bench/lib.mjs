@@ -206,9 +206,10 @@ function traceOf(runsDir) {
  * The trace's times are in milliseconds; the mean of many steps is finer than that.
  */
 export function stepPartsOf(runsDir) {
+  const marks = ['model_request', 'model_response', 'decision', 'tool_result'];
   const at = new Map();
   for (const event of traceOf(runsDir)) {
-    if (!['model_request', 'model_response', 'decision', 'tool_result'].includes(event.type)) continue;
+    if (!marks.includes(event.type)) continue;
     const key = `${event.step} ${event.type}`;
     if (!at.has(key)) at.set(key, Date.parse(event.time));
   }
@@ -217,7 +218,7 @@ export function stepPartsOf(runsDir) {
   const sums = { model: 0, guard: 0, command: 0, rest: 0 };
   let counted = 0;
   for (let step = tenth + 1; step <= steps - tenth; step++) {
-    const times = ['model_request', 'model_response', 'decision', 'tool_result'].map((type) => at.get(`${step} ${type}`));
+    const times = marks.map((type) => at.get(`${step} ${type}`));
     const next = at.get(`${step + 1} model_request`);
     if (times.some((time) => time === undefined) || next === undefined) continue;
     const [request, response, decision, result] = times;
