@@ -196,6 +196,18 @@ function traceOf(runsDir) {
   return readFileSync(path.join(runsDir, runs[0], 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
 }
 
+/** How many values of a run's `count` are left out at each end as its start and end: a tenth. */
+function tenthOf(count) {
+  return Math.ceil(count / 10);
+}
+
+/** The mean of a run's per-step values over its middle, a tenth left out at each end. */
+export function middleMean(values) {
+  const tenth = tenthOf(values.length);
+  const middle = values.slice(tenth, values.length - tenth);
+  return middle.reduce((sum, value) => sum + value, 0) / middle.length;
+}
+
 /**
  * Where a step of the run in `runsDir` went, from its trace's times: the mean, over the
  * steps of its middle (the first tenth and the last left out: the workspace, the parser's
@@ -214,7 +226,7 @@ export function stepPartsOf(runsDir) {
     if (!at.has(key)) at.set(key, Date.parse(event.time));
   }
   const steps = Math.max(0, ...[...at.keys()].filter((key) => key.endsWith(' tool_result')).map((key) => Number(key.split(' ')[0])));
-  const tenth = Math.ceil(steps / 10);
+  const tenth = tenthOf(steps);
   const sums = { model: 0, guard: 0, command: 0, rest: 0 };
   let counted = 0;
   for (let step = tenth + 1; step <= steps - tenth; step++) {

@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { CORRAL, ROOT, cliV8Flags, corralEnv, expectCallsRan, inTurn, makeRepo, measure, round, stepPartsOf, summarise, tempDir } from './lib.mjs';
+import { CORRAL, ROOT, cliV8Flags, corralEnv, expectCallsRan, inTurn, makeRepo, measure, middleMean, round, stepPartsOf, summarise, tempDir } from './lib.mjs';
 
 const BASELINE = path.join(ROOT, 'bench/spawn-baseline.mjs');
 const STANDIN = path.join(ROOT, 'bench/messages-standin.mjs');
@@ -208,13 +208,6 @@ function stepFigures(steps, run, base, bwrapBase) {
         }
       : {}),
   };
-}
-
-/** The mean of the middle of a run's values: its first and last tenth left out, as stepPartsOf does. */
-function middleMean(values) {
-  const tenth = Math.ceil(values.length / 10);
-  const middle = values.slice(tenth, values.length - tenth);
-  return middle.reduce((sum, value) => sum + value, 0) / middle.length;
 }
 
 /** The stand-in as a child process; resolves once it listens. */
