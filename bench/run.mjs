@@ -113,6 +113,7 @@ if (sdk) {
     [`SDK, ${m.steps} × 1 MiB output: peak memory`, mb(m.peakRssMb?.median), `run ${ms(m.runMs)}; last request ${m.lastRequestKb} KiB`],
     ['SDK: node -e 0 (baseline)', ms(f.nodeMs), spread(f.nodeMs)],
     ['SDK: start to first request', ms(f.firstRequestMs), `${sdk.figures.sdkFirstRequestRatio}× node; ${spread(f.firstRequestMs)}`],
+    ['SDK: the model client alone (a floor)', ms(f.clientFloorMs), `${f.clientFloorRatio}× node: node starting, loading the model client with the SDK and sending a fixed first request; no ticket, config or git (bench/client-floor.cjs); ${spread(f.clientFloorMs)}`],
     ['SDK: of which loading the code (a floor)', ms(f.loadFloorMs), `${f.loadFloorRatio}× node: node starting and loading the chunks a first request needs, nothing run (bench/load-floor.cjs); ${spread(f.loadFloorMs)}`],
   );
 }

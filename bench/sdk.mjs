@@ -7,18 +7,22 @@
 // - the slope: per-step at 1,000 over per-step at 200;
 // - peak memory (GNU time %M) of 200 steps of 1 MiB output and of 1,000 steps of `true`;
 // - start to the first request reaching the stand-in, against `node -e 0`, and beside it
-//   the floor under that start: Node starting and loading the code a first request needs,
-//   with nothing run (bench/load-floor.cjs).
+//   two floors under that start: the model client alone sending a fixed first request
+//   (bench/client-floor.cjs), and Node starting and loading the code a first request
+//   needs, with nothing run (bench/load-floor.cjs).
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { build } from 'rolldown';
+import { BUNDLE_INPUT, BUNDLE_OUTPUT } from '../scripts/bundle-options.mjs';
 import { CORRAL, ROOT, cliV8Flags, corralEnv, expectCallsRan, inTurn, makeRepo, measure, middleMean, round, stepPartsOf, summarise, tempDir } from './lib.mjs';
 
 const BASELINE = path.join(ROOT, 'bench/spawn-baseline.mjs');
 const STANDIN = path.join(ROOT, 'bench/messages-standin.mjs');
 const LOAD_FLOOR = path.join(ROOT, 'bench/load-floor.cjs');
+const CLIENT_FLOOR = path.join(ROOT, 'bench/client-floor.cjs');
 // A current model: the SDK prints a deprecation warning on every request for an old one (claude-sonnet-4-5),
 // a cost of that model, not of corral.
 export const MODEL = 'claude-sonnet-4-6';
@@ -117,12 +121,23 @@ export async function benchSdk({ quick = false } = {}) {
       lastRequestKb: round(megabyteRuns[0].seen.bodyBytes.at(-1) / 1024, 1),
     };
 
-    // ---- start to first request, against node -e 0; and loading the code alone ----
+    // ---- start to first request, against node -e 0; the model client alone; loading the code alone ----
     const node = [];
     const first = [];
     const floor = [];
+    const client = [];
     const loadCode = [process.execPath, LOAD_FLOOR, ...cliV8Flags()];
+    const clientBundle = (await bundleModelClient(path.join(scratch.dir, 'model-client'))).entry;
+    let clientRuns = 0;
+    /** The model client alone, spawn to its one request reaching the stand-in. */
+    const clientOnce = async () => {
+      const id = `c${clientRuns++}`;
+      const result = measure([process.execPath, CLIENT_FLOOR, clientBundle, MODEL, ...cliV8Flags()], { env: sdkEnv(`${standin.url}/run/${id}/0/true`) });
+      return (await standin.stats(id)).firstRequestAt - result.startAt;
+    };
+    // Untimed: the first of each makes its code caches.
     measure([process.execPath, '-e', '0']);
+    await clientOnce();
     for (let i = 0; i < (quick ? 5 : 15); i++) {
       const pending = [];
       inTurn(
@@ -130,15 +145,18 @@ export async function benchSdk({ quick = false } = {}) {
         () => {
           node.push(measure([process.execPath, '-e', '0']).ms);
           floor.push(measure(loadCode).ms);
+          pending.push(clientOnce());
         },
         () => pending.push(runOnce(0, 'true', 'none')),
       );
-      const r = await pending[0];
+      const [clientMs, r] = i % 2 === 0 ? await Promise.all(pending) : (await Promise.all(pending)).reverse();
+      client.push(clientMs);
       first.push(r.seen.firstRequestAt - r.startAt);
     }
     const nodeMs = summarise(node);
     const firstRequestMs = summarise(first);
     const loadFloorMs = summarise(floor);
+    const clientFloorMs = summarise(client);
 
     const none200 = perStep.none[200];
     const none1000 = perStep.none[1000];
@@ -148,7 +166,15 @@ export async function benchSdk({ quick = false } = {}) {
       model: MODEL,
       perStep,
       megabyte,
-      firstRequest: { nodeMs, firstRequestMs, loadFloorMs, loadFloorRatio: round(loadFloorMs.median / nodeMs.median), rounds: first.length },
+      firstRequest: {
+        nodeMs,
+        firstRequestMs,
+        clientFloorMs,
+        clientFloorRatio: round(clientFloorMs.median / nodeMs.median),
+        loadFloorMs,
+        loadFloorRatio: round(loadFloorMs.median / nodeMs.median),
+        rounds: first.length,
+      },
       figures: {
         sdkOverheadPerStepMs: none200.overheadPerStepMs,
         sdkBwrapOverheadRatio: round(bwrap200.overheadPerStepMs / none200.overheadPerStepMs),
@@ -208,6 +234,15 @@ function stepFigures(steps, run, base, bwrapBase) {
         }
       : {}),
   };
+}
+
+/**
+ * corral's model client (dist/agent/anthropic-model.js) with the SDK, bundled on its own
+ * into `dir` with the build's options: the bundle's entry file and every module in it.
+ */
+export async function bundleModelClient(dir) {
+  const { output } = await build({ ...BUNDLE_INPUT, input: { 'model-client': path.join(ROOT, 'dist/agent/anthropic-model.js') }, output: { ...BUNDLE_OUTPUT, dir } });
+  return { entry: path.join(dir, 'model-client.cjs'), modules: output.flatMap((item) => (item.type === 'chunk' ? item.moduleIds : [])) };
 }
 
 /** The stand-in as a child process; resolves once it listens. */
