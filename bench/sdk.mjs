@@ -126,31 +126,34 @@ export async function benchSdk({ quick = false } = {}) {
     const first = [];
     const floor = [];
     const client = [];
-    const loadCode = [process.execPath, LOAD_FLOOR, ...cliV8Flags()];
-    const clientBundle = (await bundleModelClient(path.join(scratch.dir, 'model-client'))).entry;
+    const flags = cliV8Flags();
+    const loadCode = [process.execPath, LOAD_FLOOR, ...flags];
+    const clientCode = [process.execPath, CLIENT_FLOOR, (await bundleModelClient(path.join(scratch.dir, 'model-client'))).entry, MODEL, ...flags];
     let clientRuns = 0;
     /** The model client alone, spawn to its one request reaching the stand-in. */
     const clientOnce = async () => {
       const id = `c${clientRuns++}`;
-      const result = measure([process.execPath, CLIENT_FLOOR, clientBundle, MODEL, ...cliV8Flags()], { env: sdkEnv(`${standin.url}/run/${id}/0/true`) });
+      const result = measure(clientCode, { env: sdkEnv(`${standin.url}/run/${id}/0/true`) });
       return (await standin.stats(id)).firstRequestAt - result.startAt;
     };
     // Untimed: the first of each makes its code caches.
     measure([process.execPath, '-e', '0']);
     await clientOnce();
     for (let i = 0; i < (quick ? 5 : 15); i++) {
-      const pending = [];
+      // Each process runs to its end at once; only the stand-in's stats are awaited after.
+      let clientSeen;
+      let runSeen;
       inTurn(
         i,
         () => {
           node.push(measure([process.execPath, '-e', '0']).ms);
           floor.push(measure(loadCode).ms);
-          pending.push(clientOnce());
+          clientSeen = clientOnce();
         },
-        () => pending.push(runOnce(0, 'true', 'none')),
+        () => (runSeen = runOnce(0, 'true', 'none')),
       );
-      const [clientMs, r] = i % 2 === 0 ? await Promise.all(pending) : (await Promise.all(pending)).reverse();
-      client.push(clientMs);
+      client.push(await clientSeen);
+      const r = await runSeen;
       first.push(r.seen.firstRequestAt - r.startAt);
     }
     const nodeMs = summarise(node);

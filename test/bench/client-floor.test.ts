@@ -2,14 +2,13 @@
 // costs before corral does anything: it is only that if the client really sends the
 // request through the SDK, and if nothing of the rest of corral is in what it loads.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: the bench's helpers are plain ESM without types.
 import { MODEL, bundleModelClient, sdkEnv, startStandin } from '../../bench/sdk.mjs';
 // @ts-expect-error: the bench's helpers are plain ESM without types.
-import { cliV8Flags } from '../../bench/lib.mjs';
+import { cliV8Flags, tempDir } from '../../bench/lib.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CLIENT_FLOOR = path.join(ROOT, 'bench/client-floor.cjs');
@@ -21,18 +20,18 @@ interface Standin {
 }
 
 let standin: Standin;
-let dir: string;
+let scratch: { dir: string; dispose(): void };
 let bundle: { entry: string; modules: string[] };
 
 beforeAll(async () => {
   standin = (await startStandin()) as Standin;
-  dir = mkdtempSync(path.join(tmpdir(), 'corral-client-floor-'));
-  bundle = (await bundleModelClient(dir)) as typeof bundle;
+  scratch = tempDir('client-floor');
+  bundle = (await bundleModelClient(scratch.dir)) as typeof bundle;
 });
 
 afterAll(() => {
   standin.close();
-  rmSync(dir, { recursive: true, force: true });
+  scratch.dispose();
 });
 
 function runClient(id: string) {
@@ -58,7 +57,7 @@ describe('the model client floor (bench/client-floor.cjs)', () => {
     expect(first.status).toBe(0);
     expect((await standin.stats('floor-1')).requests).toBe(1);
     // The caches a later round loads from, as the CLI's chunks do.
-    expect(readdirSync(dir).filter((file) => file.startsWith('model-client.cjs.') && file.endsWith('.cache'))).toHaveLength(1);
+    expect(readdirSync(scratch.dir).filter((file) => file.startsWith('model-client.cjs.') && file.endsWith('.cache'))).toHaveLength(1);
     const second = runClient('floor-2');
     expect(second.status).toBe(0);
     expect((await standin.stats('floor-2')).requests).toBe(1);
